@@ -1,0 +1,1 @@
+"""Imports every module that registers a policy (see ``heuristics.policy.register``)."""

@@ -1,0 +1,92 @@
+"""The placement-policy interface every GPU scheduler implements, and the registry that names them.
+
+A policy owns its cluster state. The simulators and the verifier only talk to it through
+``arrive`` / ``depart`` / ``placement`` / ``clone`` / ``state_key``, so COMPASS, its baselines and
+the oracle scheduler are interchangeable by name (``make_policy``).
+"""
+from __future__ import annotations
+
+from typing import Callable, Hashable, NamedTuple, Protocol
+
+from heuristics.cluster import Job, Placement
+
+
+class Migration(NamedTuple):
+    """One instance moved from node ``src`` to node ``dst``; ``kind`` says which rule moved it."""
+
+    job: int
+    g: int
+    src: int
+    dst: int
+    kind: str
+
+
+class EventResult(NamedTuple):
+    """Outcome of one job event.
+
+    ``ok`` is False when the event was refused (arrival that does not fit) or an operator had no
+    legal move (``failure`` says which); in both cases the policy state is unchanged.
+    """
+
+    ok: bool
+    migrations: tuple[Migration, ...] = ()
+    reason: str = ""
+
+    @property
+    def gpus_moved(self) -> int:
+        return sum(m.g for m in self.migrations)
+
+
+class Policy(Protocol):
+    name: str
+    n_nodes: int
+    capacity: int
+
+    def arrive(self, job: Job) -> EventResult: ...
+
+    def depart(self, job_id: int) -> EventResult: ...
+
+    def placement(self) -> Placement: ...
+
+    def clone(self) -> "Policy": ...
+
+    def state_key(self) -> Hashable:
+        """The whole scheduler state (not only the placement) as nested tuples, nodes in index
+        order, raw job ids; ``proofs_check.canonical`` turns it into a symmetry-reduced key."""
+        ...
+
+    def running(self) -> dict[int, Job]: ...
+
+
+PolicyFactory = Callable[..., Policy]
+_REGISTRY: dict[str, PolicyFactory] = {}
+
+
+def register(name: str) -> Callable[[PolicyFactory], PolicyFactory]:
+    def deco(factory: PolicyFactory) -> PolicyFactory:
+        if name in _REGISTRY:
+            raise ValueError(f"policy {name!r} registered twice")
+        _REGISTRY[name] = factory
+        return factory
+
+    return deco
+
+
+def policy_names() -> list[str]:
+    _load_builtin()
+    return sorted(_REGISTRY)
+
+
+def make_policy(name: str, n_nodes: int, capacity: int = 8, **opts) -> Policy:
+    """Build the policy registered as ``name`` on an empty cluster of ``n_nodes`` nodes."""
+    _load_builtin()
+    try:
+        factory = _REGISTRY[name]
+    except KeyError:
+        raise ValueError(f"unknown policy {name!r}; known: {', '.join(sorted(_REGISTRY))}") from None
+    return factory(n_nodes=n_nodes, capacity=capacity, **opts)
+
+
+def _load_builtin() -> None:
+    # Importing the modules runs their @register decorators; done lazily to avoid import cycles.
+    import heuristics.builtin_policies  # noqa: F401
