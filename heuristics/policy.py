@@ -51,11 +51,17 @@ class Policy(Protocol):
     def clone(self) -> "Policy": ...
 
     def state_key(self) -> Hashable:
-        """The whole scheduler state (not only the placement) as nested tuples, nodes in index
-        order, raw job ids; ``proofs_check.canonical`` turns it into a symmetry-reduced key."""
+        """The whole scheduler state (not only the placement), nodes in index order, raw job ids:
+        an ``AbsView`` for COMPASS, a ``Placement`` for stateless-placement policies. Running jobs
+        are derivable from it. ``proofs_check.canonical`` turns it into a symmetry-reduced key."""
         ...
 
     def running(self) -> dict[int, Job]: ...
+
+    def with_state(self, key: Hashable) -> "Policy":
+        """A policy of the same kind and options whose state is ``key`` (a ``state_key()`` value,
+        possibly renumbered by ``proofs_check.canonical``); the explorer expands from it."""
+        ...
 
 
 PolicyFactory = Callable[..., Policy]
