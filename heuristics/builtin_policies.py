@@ -1,1 +1,2 @@
 """Imports every module that registers a policy (see ``heuristics.policy.register``)."""
+import heuristics.baselines  # noqa: F401,E402
