@@ -1,2 +1,3 @@
 """Imports every module that registers a policy (see ``heuristics.policy.register``)."""
 import heuristics.baselines  # noqa: F401,E402
+import heuristics.compass  # noqa: F401
