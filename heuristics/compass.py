@@ -114,17 +114,27 @@ class _Unit:
 class _MinIndex:
     """Node ids bucketed by an integer key, each bucket a min-heap with lazy deletion.
 
-    The balanced-structure index of Proposition 2: membership of a node is re-validated against
-    its current key on every peek, so an update costs one push (O(log N)).
+    The balanced-structure index of Proposition 2: a node's current key is recorded eagerly (so
+    bucket sizes are exact), stale heap entries are dropped when they reach the top, so an update
+    costs one push (O(log N)) and a lowest-index query amortised O(log N).
     """
 
     def __init__(self, key_of: Callable[[int], int | None]) -> None:
         self._key_of = key_of
+        self._cur: dict[int, int | None] = {}
+        self._size: dict[int | None, int] = {}
         self._heaps: dict[int, list[int]] = {}
         self._live: dict[int, set[int]] = {}
 
     def touch(self, n: int) -> None:
         k = self._key_of(n)
+        old = self._cur.get(n)
+        if n in self._cur and old == k:
+            return
+        if n in self._cur:
+            self._size[old] -= 1
+        self._cur[n] = k
+        self._size[k] = self._size.get(k, 0) + 1
         if k is None:
             return
         live = self._live.setdefault(k, set())
@@ -132,24 +142,29 @@ class _MinIndex:
             live.add(n)
             heapq.heappush(self._heaps.setdefault(k, []), n)
 
+    def size(self, k: int) -> int:
+        return self._size.get(k, 0)
+
     def lowest(self, k: int) -> int | None:
         heap = self._heaps.get(k)
         while heap:
             n = heap[0]
-            if self._key_of(n) == k:
+            if self._cur[n] == k:
                 return n
             heapq.heappop(heap)
             self._live[k].discard(n)
         return None
 
     def members(self, k: int) -> list[int]:
-        heap = self._heaps.get(k, [])
-        keep = [n for n in heap if self._key_of(n) == k]
+        """All nodes with key ``k`` in index order (O(bucket size))."""
+        if not self._size.get(k):
+            return []
+        heap = self._heaps[k]
+        keep = sorted({n for n in heap if self._cur[n] == k})
         if len(keep) != len(heap):
-            heapq.heapify(keep)
-            self._heaps[k] = keep
+            self._heaps[k] = keep  # a sorted list is a valid heap
             self._live[k] = set(keep)
-        return sorted(set(keep))
+        return keep
 
 
 class Compass:
@@ -174,6 +189,8 @@ class Compass:
         self._counts = [0] * (self.capacity + 1)
         self._partial = 0
         self._is_partial = [False] * N
+        self._vac = [0] * N
+        self._vac_total = 0
         self._empty = _MinIndex(lambda n: 0 if self.kind[n] == EMPTY else None)
         self._by_room = _MinIndex(self._slotted_room)
         self._by_fill = _MinIndex(lambda n: len(self.pool[n]) if self.kind[n] == POOL else None)
@@ -200,6 +217,9 @@ class Compass:
         """Re-derive node ``n``'s type and re-index it after any change to its contents."""
         if self.kind[n] == POOL and not self.pool[n] or self.kind[n] == SLOTTED and not self.slots[n]:
             self.kind[n] = EMPTY
+        vac = self._vacancy(n)
+        self._vac_total += vac - self._vac[n]
+        self._vac[n] = vac
         partial = 0 < self._used(n) < self.capacity
         if partial != self._is_partial[n]:
             self._is_partial[n] = partial
@@ -325,22 +345,16 @@ class Compass:
         vacancy / pool seat / empty-node seat, and fillers drawn from the pool free no seat a
         later instance of the same job could use.
         """
-        empty = len(self._empty.members(0))
         if job.g == 1:
             return self._unit_room()
         w = self.variant.width(job.g)
-        rooms = sum(
-            (d // w) * len(self._by_room.members(d)) for d in range(w, self.capacity)
-        )
-        return rooms + empty * (self.capacity // w)
+        rooms = sum((d // w) * self._by_room.size(d) for d in range(w, self.capacity))
+        return rooms + self._empty.size(0) * (self.capacity // w)
 
     def _unit_room(self) -> int:
         """Seats a 1-GPU instance could take: slot vacancies, pool room, empty nodes."""
-        vac = sum(self._vacancy(n) for n in self._vacant.members(0))
-        pool = sum(
-            (self.capacity - c) * len(self._by_fill.members(c)) for c in range(1, self.capacity)
-        )
-        return vac + pool + self.capacity * len(self._empty.members(0))
+        pool = sum((self.capacity - c) * self._by_fill.size(c) for c in range(1, self.capacity))
+        return self._vac_total + pool + self.capacity * self._empty.size(0)
 
     def _may_strand_fillers(self, job_id: int) -> bool:
         """False when the departing job's fillers surely find seats outside its own slots."""
@@ -417,8 +431,9 @@ class Compass:
 
     def _unit_destination(self, exclude: _Slot | None) -> _Slot | int:
         """Lines 11–13: a slot vacancy, else a partial pool node, else a fresh pool node."""
-        for n in self._vacant.members(0):
-            for s in self.slots[n]:
+        first = self._vacant.lowest(0)
+        for n in [first] if exclude is None else self._vacant.members(0):
+            for s in self.slots[n] if n is not None else ():
                 if s is not exclude and s.vacancy > 0:
                     return s
         fills = range(self.capacity - 1, 0, -1) if self.variant.unit_pool == "fullest" else range(1, self.capacity)
@@ -490,7 +505,8 @@ class Compass:
         moves = []
         for f in fillers:
             self._install_unit(f, self._unit_destination(exclude=None))
-            moves.append(Migration(f.job, 1, src, f.node, "filler-return"))
+            if f.node != src:  # re-seated on the freed GPUs of its own node: nothing moved
+                moves.append(Migration(f.job, 1, src, f.node, "filler-return"))
         return moves
 
     # Pseudocode lines 4–7 choose every filler's destination before line 8 dissolves the slot;

@@ -1,0 +1,266 @@
+"""COMPASS-ABS operators on hand-built states, the paper's own examples, and a state machine.
+
+The paper's bounds are deliberately not asserted here: judging them is `verify`'s job. These tests
+pin the operators to the pseudocode and check the invariants every implementation must keep.
+"""
+from __future__ import annotations
+
+import hypothesis.strategies as st
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+from heuristics.abs_space import (
+    POOL,
+    SLOTTED,
+    AbsView,
+    NodeView,
+    SlotView,
+    in_abs,
+    nonfull_slotted,
+    slot_width,
+    unsaturated_fuf_slots,
+)
+from heuristics.cluster import Job, partial_nodes, placement_violations
+from heuristics.compass import VARIANTS, Compass, make_variant
+from heuristics.policy import make_policy
+
+
+def slotted(*slots: SlotView) -> NodeView:
+    return NodeView(SLOTTED, (), slots)
+
+
+def pool(*jobs: int) -> NodeView:
+    return NodeView(POOL, tuple(jobs))
+
+
+EMPTY_NODE = NodeView("empty")
+
+
+def state(*nodes: NodeView, variant: str = "literal") -> Compass:
+    return Compass(len(nodes), variant=variant).with_state(AbsView(8, nodes))
+
+
+def test_slot_width_eq3():
+    assert [slot_width(g) for g in range(2, 9)] == [2, 4, 4, 8, 8, 8, 8]
+
+
+def test_place_multi_gpu_best_fit_picks_smallest_sufficient_unprofiled_space():
+    c = state(
+        slotted(SlotView(2, 1, 2, ())),  # D = 6
+        slotted(SlotView(4, 2, 4, ())),  # D = 4
+        EMPTY_NODE,
+        variant="prop3",  # no Compact after the arrival: Place alone
+    )
+    assert c.arrive(Job(9, 2, 1)).ok
+    assert c.abs_view().nodes[1].slots[-1] == SlotView(2, 9, 2, ())
+
+
+def test_place_opens_lowest_empty_node_when_no_slotted_node_fits():
+    c = state(slotted(SlotView(8, 1, 8, ())), EMPTY_NODE, EMPTY_NODE)
+    assert c.arrive(Job(9, 4, 1)).ok
+    assert c.abs_view().nodes[1].slots == (SlotView(4, 9, 4, ()),)
+
+
+def test_fuf_anchor_pulls_fillers_from_least_occupied_pool_node():
+    c = state(pool(*range(10, 18)), pool(20, 21), EMPTY_NODE)
+    r = c.arrive(Job(9, 5, 1))
+    assert r.ok
+    assert [(m.src, m.dst, m.kind) for m in r.migrations[:3]] == [(1, 2, "filler-draw")] * 2 + [
+        (0, 2, "filler-draw")
+    ]
+    view = c.abs_view()
+    assert view.nodes[2].slots[0].fillers == (20, 21, 10)
+    assert in_abs(view) == []
+
+
+def test_fuf_anchor_without_pool_stays_unsaturated():
+    c = state(EMPTY_NODE)
+    assert c.arrive(Job(9, 6, 1)).ok
+    assert c.abs_view().nodes[0].slots == (SlotView(8, 9, 6, ()),)
+    assert unsaturated_fuf_slots(c.abs_view()) == 1
+
+
+def test_unit_priority_vacancy_then_fullest_pool_then_empty():
+    c = state(slotted(SlotView(4, 1, 3, ())), pool(2, 2), pool(3, 3, 3), EMPTY_NODE, variant="prop3")
+    c.arrive(Job(9, 1, 3))
+    view = c.abs_view()
+    assert view.nodes[0].slots[0].fillers == (9,)
+    assert view.nodes[1].pool == (2, 2) and view.nodes[2].pool == (3, 3, 3, 9, 9)
+    c = state(slotted(SlotView(8, 1, 8, ())), pool(*range(10, 18)), EMPTY_NODE, variant="prop3")
+    c.arrive(Job(9, 1, 1))
+    assert c.abs_view().nodes[2] == pool(9)
+
+
+def test_literal_compacts_the_pool_after_an_arrival():
+    c = state(slotted(SlotView(4, 1, 3, ())), pool(2, 2), pool(3, 3, 3), EMPTY_NODE)
+    c.arrive(Job(9, 1, 3))
+    assert [len(nd.pool) for nd in c.abs_view().nodes] == [0, 0, 7, 0]
+
+
+def test_paper_example_3_5_2_free_gpus_cannot_admit_two_4gpu_instances():
+    # node 0: a 5-GPU anchor (3 free, D = 0); node 1: a 3-GPU anchor in a width-4 slot (5 free);
+    # node 2: a 4 and a 2 (2 free). Ten free GPUs, yet only one node can host a 4-GPU instance.
+    c = state(
+        slotted(SlotView(8, 1, 5, ())),
+        slotted(SlotView(4, 2, 3, ())),
+        slotted(SlotView(4, 3, 4, ()), SlotView(2, 4, 2, ())),
+    )
+    before = c.abs_view()
+    r = c.arrive(Job(9, 4, 2))
+    assert not r.ok and "does not fit" in r.reason
+    assert c.abs_view() == before
+
+
+def test_appendix_a2_tightness_sequence_reaches_two_partial_nodes_under_prop3():
+    full = slotted(SlotView(8, 1, 8, ()))
+    c = state(full, slotted(SlotView(4, 2, 4, ()), SlotView(2, 3, 2, ())), EMPTY_NODE, EMPTY_NODE,
+              variant="prop3")
+    assert c.arrive(Job(9, 4, 3)).ok
+    view = c.abs_view()
+    assert partial_nodes(c.placement()) == 2
+    assert sorted(8 - nd.used() for nd in view.nodes if 0 < nd.used() < 8) == [2, 4]
+
+
+def test_remove_filler_draws_replacement_from_pool():
+    c = state(slotted(SlotView(4, 1, 3, (2,))), pool(3, 3))
+    r = c.depart(2)
+    assert r.ok and [(m.job, m.src, m.dst, m.kind) for m in r.migrations] == [(3, 1, 0, "filler-replace")]
+    assert c.abs_view().nodes[0].slots[0].fillers == (3,)
+
+
+def test_remove_filler_without_replacement_in_bare_pseudocode_variant():
+    v = make_variant("literal", "bare", replace_departed_filler=False)
+    c = Compass(2, variant=v).with_state(AbsView(8, (slotted(SlotView(4, 1, 3, (2,))), pool(3, 3))))
+    assert c.depart(2).ok
+    assert c.abs_view().nodes[0].slots[0].fillers == ()
+
+
+def test_remove_anchor_returns_fillers_to_the_pool():
+    c = state(slotted(SlotView(8, 1, 5, (2, 2, 2))), EMPTY_NODE)
+    r = c.depart(1)
+    assert r.ok and {m.kind for m in r.migrations} == {"filler-return"}
+    assert c.abs_view().nodes == (EMPTY_NODE, pool(2, 2, 2))
+
+
+def test_remove_anchor_with_nowhere_for_fillers_is_an_explicit_failure_and_changes_nothing():
+    c = state(slotted(SlotView(8, 1, 5, (2, 2, 2))))
+    before = c.abs_view()
+    r = c.depart(1)
+    assert not r.ok and r.reason.startswith("operator failure")
+    assert c.abs_view() == before and 1 in c.running()
+
+
+def test_dissolve_first_variant_reseats_fillers_on_the_freed_node():
+    v = make_variant("literal", "dissolve-first", dissolve_first=True)
+    c = Compass(1, variant=v).with_state(AbsView(8, (slotted(SlotView(8, 1, 5, (2, 2, 2))),)))
+    r = c.depart(1)
+    assert r.ok and r.migrations == ()
+    assert c.abs_view().nodes == (pool(2, 2, 2),)
+
+
+def test_compact_pool_pass_drains_sparsest_into_fullest():
+    c = state(pool(1, 1, 1, 1, 1, 1), pool(2), pool(3, 3, 3))
+    r = c.depart(3)  # departure triggers Compact
+    assert r.ok
+    view = c.abs_view()
+    assert [len(nd.pool) for nd in view.nodes] == [7, 0, 0]
+
+
+def test_compact_w4_pass_merges_two_half_nodes():
+    c = state(slotted(SlotView(4, 1, 4, ())), slotted(SlotView(4, 2, 4, ())), slotted(SlotView(2, 3, 2, ())))
+    assert c.depart(3).ok
+    assert sorted(len(nd.slots) for nd in c.abs_view().nodes) == [0, 0, 2]
+
+
+def test_compact_w2_pass_only_sees_nodes_with_a_width2_slot():
+    # {4} and {2,2}: the w4 pass has a single host, the w2 pass a single host; both stay partial.
+    c = state(slotted(SlotView(4, 1, 4, ())), slotted(SlotView(2, 2, 2, ()), SlotView(2, 3, 2, ())),
+              slotted(SlotView(2, 4, 2, ())))
+    c.depart(4)
+    assert nonfull_slotted(c.abs_view()) == 2
+
+
+def test_compact_moves_a_fuf_slot_with_its_fillers():
+    c = state(slotted(SlotView(4, 1, 3, (5,))), slotted(SlotView(4, 2, 4, ()), SlotView(2, 3, 2, ())),
+              slotted(SlotView(4, 4, 4, ())))
+    r = c.depart(3)
+    assert r.ok
+    moved = [(m.job, m.kind) for m in r.migrations]
+    assert (1, "compact-w4") in moved and (5, "compact-w4") in moved
+    assert in_abs(c.abs_view()) == []
+
+
+def test_prop3_does_not_compact_on_arrival():
+    c = state(slotted(SlotView(4, 1, 4, ())), EMPTY_NODE, variant="prop3")
+    assert c.arrive(Job(9, 8, 1)).migrations == ()
+
+
+def test_registry_names():
+    for v in VARIANTS:
+        assert make_policy(f"compass-{v}", 4).name == f"compass-{v}"
+
+
+def test_with_state_round_trip():
+    c = state(slotted(SlotView(8, 1, 5, (2, 2)), ), pool(2, 3), EMPTY_NODE)
+    assert c.clone().abs_view() == c.abs_view()
+    assert c.running() == {1: Job(1, 5, 1), 2: Job(2, 1, 3), 3: Job(3, 1, 1)}
+
+
+class CompassMachine(RuleBasedStateMachine):
+    """Random arrivals and departures: the state stays valid and inside ABS, or an event is
+    refused / reported as an operator failure with the state untouched."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.c: Compass | None = None
+        self.next_id = 0
+
+    @precondition(lambda self: self.c is None)
+    @rule(n=st.integers(1, 64), variant=st.sampled_from(sorted(VARIANTS)))
+    def start(self, n: int, variant: str) -> None:
+        self.c = Compass(n, variant=variant)
+
+    @precondition(lambda self: self.c is not None)
+    @rule(g=st.integers(1, 8), w=st.integers(1, 12))
+    def submit(self, g: int, w: int) -> None:
+        before = self.c.abs_view()
+        r = self.c.arrive(Job(self.next_id, g, w))
+        self.next_id += 1
+        if not r.ok:
+            assert self.c.abs_view() == before
+
+    @precondition(lambda self: self.c is not None and self.c.running())
+    @rule(data=st.data())
+    def finish(self, data) -> None:
+        jid = data.draw(st.sampled_from(sorted(self.c.running())))
+        before = self.c.abs_view()
+        r = self.c.depart(jid)
+        if not r.ok:
+            assert r.reason.startswith("operator failure")
+            assert self.c.abs_view() == before
+
+    @invariant()
+    def valid_and_in_abs(self) -> None:
+        if self.c is None:
+            return
+        view = self.c.abs_view()
+        p = self.c.placement()
+        assert placement_violations(p, self.c.running().values()) == []
+        assert in_abs(view) == []
+        assert self.c.partial_count() == partial_nodes(p)
+        assert self.c.instance_counts() == p.counts()
+        assert self.c.clone().abs_view() == view
+
+
+CompassMachine.TestCase.settings = settings(
+    max_examples=150, stateful_step_count=30, deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+test_compass_state_machine = CompassMachine.TestCase
+
+
+@pytest.mark.parametrize("g", [0, 9])
+def test_bad_job_shape_is_rejected(g):
+    with pytest.raises(ValueError):
+        Compass(2).arrive(Job(0, g, 1))
