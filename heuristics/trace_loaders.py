@@ -264,11 +264,9 @@ def _openb_row(row: Row, altered: Counter) -> Outcome:
     num_gpu, milli = row.count("num_gpu"), row.count("gpu_milli")
     created, deleted = row.number("creation_time"), row.number("deletion_time")
     scheduled = row.optional_number("scheduled_time")
-    g = _whole_gpus(num_gpu)
+    g = _whole_gpus(num_gpu) if num_gpu == 0 or milli >= 1000 else FRACTIONAL
     if isinstance(g, str):
         return g
-    if milli < 1000:
-        return FRACTIONAL
     if scheduled is None or row.text("pod_phase", required=False) == "Pending":
         return UNSCHEDULED
     if deleted - scheduled <= 0:
