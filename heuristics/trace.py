@@ -45,6 +45,10 @@ class TraceError(ValueError):
         self.problem = problem
         super().__init__(f"{self.path}:{line}: field '{field_name}': {problem}")
 
+    def __reduce__(self):
+        # Rebuild from the four parts, so the error survives a worker-process boundary.
+        return TraceError, (self.path, self.line, self.field, self.problem)
+
 
 @dataclass(frozen=True)
 class LoadReport:
@@ -61,10 +65,10 @@ class LoadReport:
     kept: int
     dropped: dict[str, int] = field(default_factory=dict)
     altered: dict[str, int] = field(default_factory=dict)
-    jobs_read: int = -1
+    jobs_read: int | None = None
 
     def __post_init__(self) -> None:
-        if self.jobs_read < 0:
+        if self.jobs_read is None:
             object.__setattr__(self, "jobs_read", self.rows)
 
     @property

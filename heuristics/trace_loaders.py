@@ -40,6 +40,7 @@ NO_INSTANCES = "zero instances"
 UNSCHEDULED = "pending/never started"
 UNFINISHED = "unfinished (no end time)"
 NON_POSITIVE = "non-positive duration"
+_SHAPE_ORDER = (CPU_ONLY, FRACTIONAL, G_TOO_BIG)
 # Alteration reasons.
 REGROUPED = f"GPUs regrouped into {G_DEFAULT}-GPU instances"
 CPU_TASKS_IGNORED = "CPU-only tasks ignored"
@@ -313,9 +314,9 @@ def _pai_job(tasks: list[_Task], altered: Counter) -> Outcome:
     if not gpu_tasks:
         return CPU_ONLY
     gs = {t.g for t in gpu_tasks}
-    for g in gs:
-        if isinstance(_whole_gpus(g), str):
-            return _whole_gpus(g)
+    reasons = sorted({r for r in map(_whole_gpus, gs) if isinstance(r, str)}, key=_SHAPE_ORDER.index)
+    if reasons:
+        return reasons[0]
     if len(gs) > 1:
         return NON_HOMOGENEOUS
     w = sum(t.inst for t in gpu_tasks)

@@ -290,3 +290,21 @@ def test_summary_lists_every_reason(tmp_path):
     assert s.splitlines()[0].endswith("12 rows read, 5 jobs kept, 7 dropped, 0 altered")
     for reason, n in t.report.dropped.items():
         assert any(line.split()[1:] == [str(n), *reason.split()] for line in s.splitlines()[1:]), reason
+
+
+def test_pai2020_wrong_header(tmp_path):
+    p = write(tmp_path, "pai_task_table.csv", [PAI_HEADER.replace("plan_gpu", "gpus"), *PAI_ROWS[:2]])
+    with pytest.raises(TraceError) as exc:
+        load_pai2020(p)
+    assert_error(exc, p, 1, "plan_gpu")
+
+
+def test_pai2020_fractional_task_counts_before_big_task(tmp_path):
+    p = write(tmp_path, "pai_task_table.csv", ["j,a,1,Terminated,1,9,6,2,1600,V100", "j,b,1,Terminated,1,9,6,2,50,T4"])
+    assert load_pai2020(p).report.dropped == {FRACTIONAL: 1}
+
+
+def test_trace_error_survives_pickling():
+    import pickle
+    e = pickle.loads(pickle.dumps(TraceError("f.csv", 3, "g", "bad")))
+    assert (str(e), e.line, e.field) == ("f.csv:3: field 'g': bad", 3, "g")
