@@ -99,7 +99,7 @@ def cluster_size(trace: Trace, eta: float, capacity: int = G_DEFAULT) -> int:
 
 def wcc_holds(counts: tuple[int, ...]) -> bool:
     """Workload Composition Condition (Theorem 1) on instance counts n_1..n_8 (index g-1)."""
-    n = tuple(counts) + (0,) * (8 - len(counts))
+    n = counts if len(counts) >= 7 else tuple(counts) + (0,) * (7 - len(counts))
     return n[0] >= n[2] + 3 * n[4] + 2 * n[5] + n[6]
 
 

@@ -103,31 +103,56 @@ def read_rows(path: str | Path, columns: tuple[str, ...], *, headerless_ok: bool
     """
     p = str(path)
     try:
-        fh = open(path, newline="", encoding="utf-8")
+        fh = open(path, "rb")
     except OSError as e:
         raise TraceError(p, 0, "file", e.strerror or str(e)) from None
     with fh:
-        reader = csv.reader(fh)
-        header = next(reader, None)
-        while header is not None and not any(f.strip() for f in header):
-            header = next(reader, None)
-        if header is None:
-            raise TraceError(p, 1, "header", "empty file")
-        names = [h.strip() for h in header]
-        if headerless_ok and not set(names) & set(columns):
-            yield from _data_rows(p, list(columns), [(reader.line_num, header)])
-            names = list(columns)
-        else:
-            for c in columns:
-                if c not in names:
-                    raise TraceError(p, reader.line_num, c, f"missing from header (got: {','.join(names)})")
-        yield from _data_rows(p, names, ((reader.line_num, r) for r in reader))
+        reader = csv.reader(_decoded_lines(p, fh))
+        try:
+            yield from _checked_rows(p, reader, columns, headerless_ok)
+        except csv.Error as e:
+            raise TraceError(p, reader.line_num, "row", f"unreadable: {e}") from None
+
+
+def _decoded_lines(path: str, fh) -> Iterator[str]:
+    """Lines decoded one at a time, so an encoding error names its own line (BOM tolerated)."""
+    for line, raw in enumerate(fh, start=1):
+        try:
+            yield raw.decode("utf-8-sig" if line == 1 else "utf-8")
+        except UnicodeDecodeError as e:
+            raise TraceError(path, line, "row", f"not UTF-8 (byte {e.start})") from None
+
+
+def _checked_rows(p: str, reader, columns: tuple[str, ...], headerless_ok: bool) -> Iterator[Row]:
+    records = _records(reader)
+    first = next(records, None)
+    if first is None:
+        raise TraceError(p, 1, "header", "empty file")
+    line, header = first
+    names = [h.strip() for h in header]
+    if headerless_ok and not set(names) & set(columns):
+        names = list(columns)
+        yield from _data_rows(p, names, [first])
+    else:
+        for c in columns:
+            if c not in names:
+                raise TraceError(p, line, c, f"missing from header (got: {','.join(names)})")
+    yield from _data_rows(p, names, records)
+
+
+def _records(reader) -> Iterator[tuple[int, list[str]]]:
+    """Non-blank CSV records with the line each *starts* on (a quoted field may span lines)."""
+    while True:
+        line = reader.line_num + 1
+        rec = next(reader, None)
+        if rec is None:
+            return
+        if any(f.strip() for f in rec):
+            yield line, rec
 
 
 def _data_rows(path: str, names: list[str], records) -> Iterator[Row]:
     for line, rec in records:
-        if not any(f.strip() for f in rec):
-            continue
         if len(rec) != len(names):
             missing = names[len(rec)] if len(rec) < len(names) else "row"
             raise TraceError(path, line, missing, f"row has {len(rec)} fields, header has {len(names)}")

@@ -308,3 +308,25 @@ def test_trace_error_survives_pickling():
     import pickle
     e = pickle.loads(pickle.dumps(TraceError("f.csv", 3, "g", "bad")))
     assert (str(e), e.line, e.field) == ("f.csv:3: field 'g': bad", 3, "g")
+
+
+def test_bom_crlf_and_blank_lines_are_tolerated(tmp_path):
+    p = tmp_path / "job_info_df.csv"
+    text = "\n".join([GFS_HEADER, GFS_ROWS[0], "", GFS_ROWS[6]]) + "\n"
+    p.write_bytes(b"\xef\xbb\xbf" + text.replace("\n", "\r\n").encode())
+    assert shapes(load_gfs(p)) == [(0.0, 2764799.0, 1, 1), (200.0, 30.5, 2, 4)]
+
+
+def test_undecodable_line_is_named(tmp_path):
+    p = tmp_path / "job_info_df.csv"
+    p.write_bytes(("\n".join([GFS_HEADER, GFS_ROWS[0], GFS_ROWS[1]]) + "\n").encode() + b"3,1,A\xff10,4,1,1,0,1,HP\n")
+    with pytest.raises(TraceError) as exc:
+        load_gfs(p)
+    assert_error(exc, p, 4, "row")
+
+
+def test_error_names_the_line_a_quoted_record_starts_on(tmp_path):
+    p = write(tmp_path, "job_info_df.csv", [GFS_HEADER, GFS_ROWS[0], "", '2,1,"A10', 'x",4,1,1,0,zz,HP'])
+    with pytest.raises(TraceError) as exc:
+        load_gfs(p)
+    assert_error(exc, p, 4, "duration")
