@@ -17,7 +17,8 @@ Readings chosen where the paper is not explicit:
 * ρ (demand side) = |{t in support of D : WCC holds for the active instance counts}| / |support|,
   with WCC n1 ≥ n3 + 3n5 + 2n6 + n7 (Theorem 1 multiplied by n_total; identical for n_total > 0).
   It is ρ of the offered running set; a simulator measures the scheduler-side ρ on its own
-  running set with ``wcc_holds``. An empty support gives ρ = 1 (WCC holds vacuously).
+  running set with ``wcc_holds`` (``oracle.paper_phi``, re-exported here). An empty support
+  gives ρ = 1 (WCC holds vacuously).
 """
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from typing import Iterable, Iterator, NamedTuple
 
 from heuristics.cluster import G_DEFAULT
 from heuristics.trace import LoadReport, Trace, TraceJob, rebased
+from oracle.paper_phi import wcc_holds  # the one WCC definition (count form of Theorem 1)
 
 _SLACK = 1e-9
 
@@ -95,12 +97,6 @@ def cluster_size(trace: Trace, eta: float, capacity: int = G_DEFAULT) -> int:
     """N(η) = max(⌈p_η / G⌉, N_maxjob) of eq. (13)."""
     n_max = max((n_maxjob(j, capacity) for j in trace.jobs), default=0)
     return max(-(-percentile_demand(trace, eta) // capacity), n_max)
-
-
-def wcc_holds(counts: tuple[int, ...]) -> bool:
-    """Workload Composition Condition (Theorem 1) on instance counts n_1..n_8 (index g-1)."""
-    n = counts if len(counts) >= 7 else tuple(counts) + (0,) * (7 - len(counts))
-    return n[0] >= n[2] + 3 * n[4] + 2 * n[5] + n[6]
 
 
 def wcc_coverage(trace: Trace) -> float:
