@@ -1,0 +1,185 @@
+"""Event-driven simulator (heuristics.simulator): conservation for every scheduler, queueing,
+migration charging, determinism, input validation."""
+import math
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import heuristics.simulator as sim
+from heuristics.cluster import placement_violations
+from heuristics.policy import EventResult, Migration, make_policy, policy_names
+from heuristics.simulator import SimConfig, simulate
+from heuristics.trace import TraceJob
+
+
+def tj(i, submit, duration, g, w):
+    return TraceJob(i, float(submit), float(duration), g, w)
+
+
+@st.composite
+def traces(draw):
+    n_nodes = draw(st.integers(1, 4))
+    jobs = []
+    for i in range(draw(st.integers(1, 10))):
+        g = draw(st.integers(1, 8))
+        w = min(draw(st.integers(1, 3)), n_nodes * (8 // g))
+        jobs.append(tj(i, draw(st.integers(0, 40)), draw(st.integers(0, 30)), g, w))
+    return n_nodes, jobs
+
+
+class Watcher:
+    """Observer checking the invariants after every event."""
+
+    def __init__(self, jobs):
+        self.submit = {j.id: j.submit for j in jobs}
+        self.last_t = -math.inf
+        self.seen: set[int] = set()
+        self.left: set[int] = set()
+        self.running: set[int] = set()
+
+    def __call__(self, t, policy, running):
+        assert t >= self.last_t, "time went backwards"
+        self.last_t = t
+        assert placement_violations(policy.placement(), running.values()) == []
+        now = set(running)
+        assert not (now & self.left), "a finished job came back"
+        for jid in now - self.running:
+            assert self.submit[jid] <= t, "job started before its submission"
+        self.left |= self.running - now
+        self.seen |= now
+        self.running = now
+
+
+@pytest.mark.parametrize("policy", policy_names())
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=traces(), queue=st.sampled_from(["fifo", "backfill"]))
+def test_conservation_every_scheduler(policy, case, queue):
+    n_nodes, jobs = case
+    w = Watcher(jobs)
+    res = simulate(jobs, SimConfig(policy, n_nodes, queue=queue, migration_cost=3), phi_star=None, observer=w)
+    assert list(res.series.t) == sorted(set(res.series.t))
+    assert res.status in ("complete", "aborted"), res.note  # never stuck: every job fits alone
+    if res.status == "aborted":
+        assert res.note  # a policy contract breach is reported, never hidden
+        return
+    assert w.running == set() and w.seen == {j.id for j in jobs}
+    for r in res.jobs:
+        assert r.start >= r.submit
+        assert r.end == pytest.approx(r.start + r.duration + r.migration_delay)
+        assert r.migration_delay == pytest.approx(3 * r.migration_events)
+    assert res.series.running[-1] == 0 and res.series.used_gpus[-1] == 0
+    assert res.series.migrating[-1] == 0
+
+
+def test_fifo_blocks_head_backfill_does_not():
+    jobs = [tj(0, 0, 10, 8, 1), tj(1, 1, 10, 4, 1), tj(2, 2, 5, 8, 1), tj(3, 2, 3, 1, 2)]
+    fifo = {r.id: r for r in simulate(jobs, SimConfig("best-fit", 2), phi_star=None).jobs}
+    back = {r.id: r for r in simulate(jobs, SimConfig("best-fit", 2, queue="backfill"), phi_star=None).jobs}
+    assert (fifo[2].start, fifo[3].start) == (10, 10)  # job 3 waits behind the blocked 8-GPU head
+    assert (back[2].start, back[3].start) == (10, 2)
+
+
+def test_completion_frees_capacity_before_same_time_arrival():
+    jobs = [tj(0, 0, 5, 8, 1), tj(1, 5, 1, 8, 1)]
+    res = simulate(jobs, SimConfig("first-fit", 1), phi_star=None)
+    assert res.jobs[1].start == 5 and max(res.series.queue_len) == 0
+
+
+class _Migrator:
+    """best-fit that reports moving two instances of every running job at each arrival."""
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def arrive(self, job):
+        others = [j for j in self.inner.running().values()]
+        res = self.inner.arrive(job)
+        if not res.ok:
+            return res
+        moves = tuple(Migration(j.id, j.g, 0, 1, "test") for j in others for _ in range(2))
+        return EventResult(True, moves)
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+@pytest.mark.parametrize("charging, delay", [("per-event", 8.0), ("per-instance", 16.0)])
+def test_migration_charging(monkeypatch, charging, delay):
+    monkeypatch.setattr(sim, "make_policy", lambda name, n, cap, **o: _Migrator(make_policy(name, n, cap)))
+    jobs = [tj(0, 0, 100, 1, 1), tj(1, 10, 5, 1, 1)]
+    res = simulate(jobs, SimConfig("best-fit", 1, charging=charging), phi_star=None)
+    j0, j1 = res.jobs
+    assert (j0.migrations, j0.migration_events, j0.migration_delay, j0.end) == (2, 1, delay, 100 + delay)
+    assert (j1.migrations, j1.end) == (0, 15)
+    s = res.series
+    assert all(m == (1 if 10 <= t < 10 + delay else 0) for t, m in zip(s.t, s.migrating))
+    assert 10 + delay in s.t  # the migration-completion event is recorded
+
+
+def test_refused_departure_aborts_with_reason(monkeypatch):
+    class NoLeave:
+        def __init__(self, inner):
+            self.inner = inner
+
+        def depart(self, jid):
+            return EventResult(False, (), "no legal move")
+
+        def __getattr__(self, name):
+            return getattr(self.inner, name)
+
+    monkeypatch.setattr(sim, "make_policy", lambda name, n, cap, **o: NoLeave(make_policy(name, n, cap)))
+    res = simulate([tj(0, 0, 5, 1, 1), tj(1, 1, 5, 1, 1)], SimConfig("best-fit", 1), phi_star=None)
+    assert res.status == "aborted" and "no legal move" in res.note
+    assert math.isnan(res.jobs[0].end)
+
+
+def test_stuck_queue_is_reported(monkeypatch):
+    class Refuser:
+        def __init__(self, inner):
+            self.inner = inner
+
+        def arrive(self, job):
+            return EventResult(False, (), "never")
+
+        def __getattr__(self, name):
+            return getattr(self.inner, name)
+
+    monkeypatch.setattr(sim, "make_policy", lambda name, n, cap, **o: Refuser(make_policy(name, n, cap)))
+    res = simulate([tj(0, 0, 5, 1, 1)], SimConfig("best-fit", 1), phi_star=None)
+    assert res.status == "stuck" and "job 0" in res.note and math.isnan(res.jobs[0].start)
+
+
+def test_deterministic():
+    jobs = [tj(i, (i * 7) % 13, 5 + (i * 3) % 11, 1 + i % 8, 1 + i % 2) for i in range(40)]
+    cfg = SimConfig("fgd", 3)
+    assert simulate(jobs, cfg, phi_star=None) == simulate(jobs, cfg, phi_star=None)
+
+
+def test_phi_star_attached_per_sample():
+    jobs = [tj(0, 0, 10, 4, 1), tj(1, 0, 10, 4, 1)]
+    res = simulate(jobs, SimConfig("worst-fit", 2), phi_star=lambda c, n, cap: float(sum(c)))
+    assert res.series.phi_star == tuple(float(sum(c)) for c in res.series.counts)
+    assert res.series.counts[0] == (0, 0, 0, 2, 0, 0, 0, 0)
+
+
+@pytest.mark.parametrize("job, msg", [
+    (tj(0, 0, 1, 9, 1), "g=9"),
+    (tj(0, 0, 1, 8, 3), "needs 3 nodes"),
+    (tj(0, 0, -1, 1, 1), "duration"),
+])
+def test_bad_jobs_rejected(job, msg):
+    with pytest.raises(ValueError, match=msg):
+        simulate([job], SimConfig("best-fit", 2), phi_star=None)
+
+
+def test_bad_names_rejected():
+    jobs = [tj(0, 0, 1, 1, 1)]
+    with pytest.raises(ValueError, match="unknown policy"):
+        simulate(jobs, SimConfig("nope", 1), phi_star=None)
+    with pytest.raises(ValueError, match="unknown queue"):
+        simulate(jobs, SimConfig("best-fit", 1, queue="lifo"), phi_star=None)
+    with pytest.raises(ValueError, match="unknown migration charging"):
+        simulate(jobs, SimConfig("best-fit", 1, charging="free"), phi_star=None)
+    with pytest.raises(ValueError, match="duplicate"):
+        simulate(jobs * 2, SimConfig("best-fit", 1), phi_star=None)
