@@ -73,11 +73,19 @@ class Variant:
     unit_pool: str = "fullest"  # fullest | emptiest: which partial pool node a 1-GPU instance joins
     replace_departed_filler: bool = True
     dissolve_first: bool = False  # Remove: dissolve the slot before re-seating its fillers (reading 8)
+    filler_reserve: bool = False  # admit a job only if every filler keeps a pool/empty seat to return to
     doc: str = ""
 
 
 VARIANTS: dict[str, Variant] = {
     "literal": Variant("literal", doc="the paper's pseudocode with the readings of the module docstring"),
+    "repaired": Variant(
+        "repaired",
+        compact_classes=("pool", "slots"),
+        dissolve_first=True,
+        filler_reserve=True,
+        doc="one slot pass over all widths, fillers re-seated after dissolving, filler seat reserve",
+    ),
     "prop3": Variant(
         "prop3",
         compact_on_arrival=False,
@@ -295,6 +303,11 @@ class Compass:
         room = self._admissible(job)
         if room < job.w:
             return EventResult(False, (), f"does not fit: room for {room} of {job.w} instances of g={job.g}")
+        if self.variant.filler_reserve and not self._keeps_reserve(job):
+            return EventResult(False, (), "does not fit: a filler would lose its seat to return to")
+        return EventResult(True, tuple(self._arrive(job)))
+
+    def _arrive(self, job: Job) -> list[Migration]:
         moves: list[Migration] = []
         self.jobs[job.id] = job
         self._counts[job.g] += job.w
@@ -302,7 +315,24 @@ class Compass:
             moves += self._place(job.id, job.g)
         if self.variant.compact_on_arrival:
             moves += self._compact()
-        return EventResult(True, tuple(moves))
+        return moves
+
+    def _seats_minus_fillers(self) -> int:
+        """Pool and empty-node seats minus fillers: ≥ 0 means every filler could go back."""
+        pool_units = sum(c * self._by_fill.size(c) for c in range(1, self.capacity + 1))
+        fillers = self._counts[1] - pool_units
+        return self._unit_room() - self._vac_total - fillers
+
+    def _keeps_reserve(self, job: Job) -> bool:
+        """Repaired admission rule: after the arrival, every filler still has a seat outside the
+        slots (so a departing anchor's fillers always find one). Checked on a copy unless the
+        job cannot consume more seats than the slack."""
+        worst = job.w if job.g == 1 else self.capacity * job.w
+        if self._seats_minus_fillers() >= worst:
+            return True
+        trial = self.clone()
+        trial._arrive(job)
+        return trial._seats_minus_fillers() >= 0
 
     def depart(self, job_id: int) -> EventResult:
         """Algorithm 1 lines 10–16: Remove every instance, then Compact.
@@ -528,7 +558,7 @@ class Compass:
     def _compact(self) -> list[Migration]:
         moves: list[Migration] = []
         for cls in self.variant.compact_classes:
-            moves += self._best_fit_drain(cls)
+            moves += self._slot_repack() if cls == "slots" else self._best_fit_drain(cls)
         return moves
 
     def _class_items(self, cls: str, n: int) -> list[_Slot | _Unit]:
@@ -569,6 +599,38 @@ class Compass:
                 hosts.remove(src)
             if not progress:
                 break
+        return moves
+
+    def _slot_repack(self) -> list[Migration]:
+        """Repaired slot pass: all slot widths in one class, so at most one slotted node keeps
+        unprofiled space.
+
+        While two slotted nodes have D > 0, take the sparsest A (largest D) and the densest B
+        (smallest D) and move A's slots, largest first, into B while they fit; if that neither
+        fills B nor empties A, move B's slots into A instead. With widths in {2, 4} on partial
+        nodes one of the two always succeeds (A fits wholly into B unless D(B) = 2; then A holds
+        a 2, or A = {4} and B ∈ {{4,2}, {2,2,2}} fills A), so each round removes a partial
+        node with at most three slot moves.
+        """
+        moves: list[Migration] = []
+        while True:
+            partial = [n for d in range(2, self.capacity) for n in self._by_room.members(d)]
+            if len(partial) < 2:
+                return moves
+            a = min(partial, key=lambda n: (-self._unprofiled(n), n))
+            b = min((n for n in partial if n != a), key=lambda n: (self._unprofiled(n), n))
+            before = len(moves)
+            moves += self._pour(a, b)
+            if self._unprofiled(b) > 0 and self.slots[a]:
+                moves += self._pour(b, a)
+            if len(moves) == before:
+                raise AssertionError(f"slot repack stalled on nodes {a} and {b}")
+
+    def _pour(self, src: int, dst: int) -> list[Migration]:
+        moves: list[Migration] = []
+        for x in sorted(self.slots[src], key=lambda s: -s.width):
+            if x.width < self.capacity and x.width <= self._unprofiled(dst):
+                moves += self._migrate(f"w{x.width}", x, src, dst)
         return moves
 
     def _migrate(self, cls: str, x: _Slot | _Unit, src: int, dst: int) -> list[Migration]:
