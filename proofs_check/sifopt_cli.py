@@ -147,9 +147,10 @@ def load_snapshot(path: str) -> tuple[int, int, tuple[int, ...], Placement | Non
         if not isinstance(node, list):
             raise InputError(f"{where}: must be a list of demands")
         for j, g in enumerate(node):
+            at = f"{path}: field 'placement[{i}][{j}]'"
             if isinstance(g, bool) or not isinstance(g, int):
-                raise InputError(f"{where}[{j}]: demand {g!r} is not an integer")
-            _demand(g, f"{where}[{j}]", capacity)
+                raise InputError(f"{at}: demand {g!r} is not an integer")
+            _demand(g, at, capacity)
         if sum(node) > capacity:
             raise InputError(f"{where}: node uses {sum(node)} GPUs > capacity {capacity}")
         # each instance is its own job: only demands matter for Φπ and Φ★
