@@ -1,0 +1,132 @@
+"""RingStitch's five baselines (seed 004, §V-B) and the registry of rack policies by name.
+
+Every policy has ``name`` and ``place(cluster, residual, demand) -> RackPlacement | None`` (None =
+defer), is a pure function of the residuals, and shares the ring-ordering procedure
+(heuristics/ring_order.py) and the candidate machinery of heuristics/ringstitch.py. The paper
+names the baselines but does not define them; the readings (docs/ringstitch.md):
+
+- Local First-Fit: smallest-id rack with residual ≥ D; never stitches.
+- Local Best-Fit: smallest residual ≥ D; never stitches.
+- Full-Rack Stitching: local best-fit, else RingStitch's candidate pipeline restricted to fully
+  free racks (residual = C); the last rack may be used partially.
+- Capacity-only Stitching: local best-fit, else racks with positive residual in id order until D
+  is met (aggregate capacity only; no fragment or topology awareness), filled in that order.
+- Network-unaware Best-Fit: local best-fit, else the best-fit generator's rack set with
+  fragment-first allocation (fragment-aware, topology-blind).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, ClassVar, Protocol, Sequence
+
+import numpy as np
+
+from heuristics.racks import (FragmentationPenalty, RackCluster, RackPlacement,
+                              fragmentation_cost)
+from heuristics.ring_order import EXACT_LIMIT, ring_order
+from heuristics.ringstitch import (GENERATOR_NAMES, RingStitch, as_residual,
+                                   local_best_fit, local_first_fit, stitch_candidates)
+
+
+class RackPolicy(Protocol):
+    name: str
+
+    def place(self, cluster: RackCluster, residual: Sequence[int], demand: int) -> RackPlacement | None: ...
+
+
+@dataclass(frozen=True)
+class LocalFirstFit:
+    penalty: FragmentationPenalty = FragmentationPenalty()
+    name: ClassVar[str] = "local-first-fit"
+
+    def place(self, cluster: RackCluster, residual: Sequence[int], demand: int) -> RackPlacement | None:
+        return local_first_fit(as_residual(cluster, residual), demand, self.penalty.table(cluster.capacity))
+
+
+@dataclass(frozen=True)
+class LocalBestFit:
+    penalty: FragmentationPenalty = FragmentationPenalty()
+    name: ClassVar[str] = "local-best-fit"
+
+    def place(self, cluster: RackCluster, residual: Sequence[int], demand: int) -> RackPlacement | None:
+        return local_best_fit(as_residual(cluster, residual), demand, self.penalty.table(cluster.capacity))
+
+
+@dataclass(frozen=True)
+class FullRackStitching:
+    penalty: FragmentationPenalty = FragmentationPenalty()
+    exact_limit: int = EXACT_LIMIT
+    name: ClassVar[str] = "full-rack"
+
+    def place(self, cluster: RackCluster, residual: Sequence[int], demand: int) -> RackPlacement | None:
+        res = as_residual(cluster, residual)
+        table = self.penalty.table(cluster.capacity)
+        local = local_best_fit(res, demand, table)
+        if local is not None:
+            return local
+        free = np.flatnonzero(res == cluster.capacity)
+        if len(free) * cluster.capacity < demand:
+            return None
+        cands = stitch_candidates(cluster, res, demand, free, GENERATOR_NAMES, table, self.exact_limit)
+        return min(cands, key=lambda p: p.key)
+
+
+@dataclass(frozen=True)
+class CapacityOnlyStitching:
+    penalty: FragmentationPenalty = FragmentationPenalty()
+    exact_limit: int = EXACT_LIMIT
+    name: ClassVar[str] = "capacity-only"
+
+    def place(self, cluster: RackCluster, residual: Sequence[int], demand: int) -> RackPlacement | None:
+        res = as_residual(cluster, residual)
+        table = self.penalty.table(cluster.capacity)
+        local = local_best_fit(res, demand, table)
+        if local is not None:
+            return local
+        if int(res.sum()) < demand:
+            return None
+        alloc = []
+        need = demand
+        for r in np.flatnonzero(res > 0):
+            take = min(int(res[r]), need)
+            alloc.append((int(r), take))
+            need -= take
+            if need == 0:
+                break
+        ring, cost = ring_order([r for r, _ in alloc], cluster.dist, self.exact_limit)
+        return RackPlacement(tuple(alloc), ring, cost, fragmentation_cost(res, alloc, table), "id-order")
+
+
+@dataclass(frozen=True)
+class NetworkUnawareBestFit:
+    penalty: FragmentationPenalty = FragmentationPenalty()
+    exact_limit: int = EXACT_LIMIT
+    name: ClassVar[str] = "network-unaware-best-fit"
+
+    def place(self, cluster: RackCluster, residual: Sequence[int], demand: int) -> RackPlacement | None:
+        res = as_residual(cluster, residual)
+        table = self.penalty.table(cluster.capacity)
+        local = local_best_fit(res, demand, table)
+        if local is not None:
+            return local
+        if int(res.sum()) < demand:
+            return None
+        cands = stitch_candidates(cluster, res, demand, np.flatnonzero(res > 0), ("best-fit",),
+                                  table, self.exact_limit)
+        return cands[0]
+
+
+RING_POLICIES: dict[str, Callable[..., RackPolicy]] = {
+    cls.name: cls
+    for cls in (RingStitch, LocalFirstFit, LocalBestFit, FullRackStitching,
+                CapacityOnlyStitching, NetworkUnawareBestFit)
+}
+
+
+def make_ring_policy(name: str, **params) -> RackPolicy:
+    """The rack policy registered under ``name``, built with ``params`` (e.g. ``penalty``)."""
+    try:
+        factory = RING_POLICIES[name]
+    except KeyError:
+        raise ValueError(f"scheduler: unknown name {name!r}; known: {', '.join(RING_POLICIES)}") from None
+    return factory(**params)
