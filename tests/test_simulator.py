@@ -183,3 +183,22 @@ def test_bad_names_rejected():
         simulate(jobs, SimConfig("best-fit", 1, charging="free"), phi_star=None)
     with pytest.raises(ValueError, match="duplicate"):
         simulate(jobs * 2, SimConfig("best-fit", 1), phi_star=None)
+
+
+@settings(max_examples=150, deadline=None)
+@given(counts=st.lists(st.integers(0, 4), min_size=8, max_size=8), n_nodes=st.integers(1, 6))
+def test_bfd_certificate_agrees_with_exact_phi_star(counts, n_nodes):
+    from oracle.phi_star import phi_star_bruteforce
+
+    quick = sim.bfd_certified_phi_star(counts, n_nodes, 8)
+    if quick is not None and sum(counts) <= 14:
+        cert = phi_star_bruteforce(tuple(counts), n_nodes, 8)
+        assert cert.status == "optimal" and cert.objective == quick
+
+
+def test_bfd_certificate_cases():
+    assert sim.bfd_certified_phi_star((8, 0, 0, 0, 0, 0, 0, 0), 1, 8) == 0
+    assert sim.bfd_certified_phi_star((0, 0, 0, 2, 0, 0, 0, 0), 2, 8) == 0
+    assert sim.bfd_certified_phi_star((1, 0, 0, 0, 0, 0, 0, 0), 1, 8) == 1
+    # two 5s need two partial nodes while T = 10 only proves one: no certificate
+    assert sim.bfd_certified_phi_star((0, 0, 0, 0, 2, 0, 0, 0), 2, 8) is None

@@ -1,0 +1,90 @@
+"""Time-series plots of ``simulate`` results, like seeds/000 Fig. 5–7 (§6.6 case study).
+
+For every sweep point (η, migration cost, day) of a results folder written by ``simulate --out``,
+three PNGs with one step line per scheduler: N·SIF (avoidable partial nodes, Fig. 5), GPU
+utilisation (Fig. 6) and fully empty nodes (Fig. 7). A separate step from the simulation: it only
+reads ``summary.csv`` and ``series/*.csv``.
+
+Usage: ``simulate-plot DIR [--t0 SECONDS] [--t1 SECONDS]`` (a time window, like the paper's
+21:00–22:30 zoom), or ``simulate ... --out DIR --plot``.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Sequence
+
+PANELS = (("n_sif", "N·SIF (avoidable partial nodes)", "nsif"),
+          ("utilisation", "GPU utilisation", "util"),
+          ("empty", "fully empty nodes", "empty"))
+
+
+def _read_series(path: Path, t0: float | None, t1: float | None) -> dict[str, list[float]]:
+    cols: dict[str, list[float]] = defaultdict(list)
+    with path.open() as f:
+        for row in csv.DictReader(f):
+            t = float(row["t"])
+            if (t0 is not None and t < t0) or (t1 is not None and t > t1):
+                continue
+            for k, v in row.items():
+                cols[k].append(float(v))
+    return cols
+
+
+def plot_folder(folder: str | Path, t0: float | None = None, t1: float | None = None) -> list[Path]:
+    """Draw the PNGs of every sweep point of ``folder``; returns the files written."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    folder = Path(folder)
+    summary = folder / "summary.csv"
+    if not summary.is_file():
+        raise FileNotFoundError(f"{summary}: no such file (run simulate --out {folder} first)")
+    groups: dict[tuple[str, str, str], list[dict[str, str]]] = defaultdict(list)
+    with summary.open() as f:
+        for row in csv.DictReader(f):
+            groups[(row["eta"], row["migration_cost"], row["day"] or "all")].append(row)
+    written: list[Path] = []
+    out_dir = folder / "plots"
+    out_dir.mkdir(exist_ok=True)
+    for (eta, cost, day), rows in sorted(groups.items()):
+        series = {r["scheduler"]: _read_series(folder / "series" / f"{r['run']}.csv", t0, t1) for r in rows}
+        for column, label, short in PANELS:
+            fig, ax = plt.subplots(figsize=(8, 3.5))
+            for name, cols in series.items():
+                if cols["t"]:
+                    ax.step([t / 3600 for t in cols["t"]], cols[column], where="post", label=name, lw=1)
+            ax.set_xlabel("time (h)")
+            ax.set_ylabel(label)
+            ax.set_title(f"{label} — η={eta}, c={cost}s, day {day}, N={rows[0]['n_nodes']}")
+            ax.legend(fontsize=7, ncol=2)
+            fig.tight_layout()
+            path = out_dir / f"eta{eta}_c{cost}_{day}_{short}.png"
+            fig.savefig(path, dpi=110)
+            plt.close(fig)
+            written.append(path)
+    return written
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="simulate-plot", description=__doc__.split("\n")[0])
+    p.add_argument("folder")
+    p.add_argument("--t0", type=float, default=None)
+    p.add_argument("--t1", type=float, default=None)
+    a = p.parse_args(argv)
+    try:
+        for path in plot_folder(a.folder, a.t0, a.t1):
+            print(path)
+    except (FileNotFoundError, KeyError, ValueError) as e:
+        print(f"simulate-plot: error: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
