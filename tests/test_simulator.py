@@ -202,3 +202,56 @@ def test_bfd_certificate_cases():
     assert sim.bfd_certified_phi_star((1, 0, 0, 0, 0, 0, 0, 0), 1, 8) == 1
     # two 5s need two partial nodes while T = 10 only proves one: no certificate
     assert sim.bfd_certified_phi_star((0, 0, 0, 0, 2, 0, 0, 0), 2, 8) is None
+
+
+# --------------------------------------------------------------------------- the simulate command
+def _trace_file(tmp_path, rows):
+    path = tmp_path / "t.csv"
+    path.write_text("job_id,submit,duration,g,w\n" + "".join(f"{r}\n" for r in rows))
+    return str(path)
+
+
+def test_cli_end_to_end(tmp_path, capsys):
+    import csv
+
+    from proofs_check.simulate_cli import main
+
+    trace = _trace_file(tmp_path, ["0,0,10,4,1", "1,0,10,4,1", "2,1,5,8,1"])
+    out = tmp_path / "out"
+    rc = main([trace, "--schedulers", "worst-fit,best-fit", "--nodes", "2", "--migration-cost", "1,8",
+               "--out", str(out), "--workers", "1"])
+    assert rc == 0
+    text = capsys.readouterr().out
+    assert "3 jobs kept, 0 dropped" in text and "worst-fit" in text
+    rows = list(csv.DictReader((out / "summary.csv").open()))
+    assert len(rows) == 4 and {r["migration_cost"] for r in rows} == {"1.0", "8.0"}
+    wf = next(r for r in rows if r["scheduler"] == "worst-fit")
+    assert float(wf["afr"]) == pytest.approx(1.0) and float(wf["agu"]) == pytest.approx(0.5)
+    jobs = list(csv.DictReader((out / "jobs" / f"{wf['run']}.csv").open()))
+    assert [float(j["jct"]) for j in jobs] == [10, 10, 14]
+    series = list(csv.DictReader((out / "series" / f"{wf['run']}.csv").open()))
+    assert [float(s["n_sif"]) for s in series] == [2, 2, 0, 0]
+
+
+@pytest.mark.parametrize("args, msg", [
+    (["--schedulers", "nope"], "unknown scheduler 'nope'"),
+    (["--eta", "1.5"], "--eta"),
+    (["/no/such/file.csv"], "no such file"),
+    (["--format", "xml"], "unknown format"),
+    (["--plot"], "--plot needs --out"),
+])
+def test_cli_bad_input_exit_2(args, msg, capsys):
+    from proofs_check.simulate_cli import main
+
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert msg in err and "\n" not in err
+
+
+def test_cli_malformed_trace_names_line(tmp_path, capsys):
+    from proofs_check.simulate_cli import main
+
+    trace = _trace_file(tmp_path, ["0,0,10,4,1", "1,0,10,nine,1"])
+    assert main([trace, "--schedulers", "best-fit"]) == 2
+    err = capsys.readouterr().err
+    assert "t.csv:3" in err and "'g'" in err
