@@ -1,0 +1,133 @@
+"""How `verify` prints its results: the text report, the JSON file and the JUnit XML file.
+
+JUnit mapping (one ``<testcase>`` per claim part; documented in docs/verify.md): *holds* passes,
+*violated* is a ``<failure>`` (its text is the counterexample), *inconclusive* is an ``<error>``
+(the check could not finish, so CI must not go green on it), *vacuous* is ``<skipped>`` (the
+premise was never exercised). The process exit code (0/1/2/3) is the authoritative signal.
+"""
+from __future__ import annotations
+
+import json
+import platform
+from typing import Any, Iterable
+from xml.etree import ElementTree as ET
+
+from proofs_check.claims import CLAIMS, Claim
+from proofs_check.explorer import Bounds
+from proofs_check.verdict import ClaimResult, Verdict, exit_code
+
+EXIT_MEANING = {0: "all checked claims hold within bounds", 1: "a claim is violated",
+                2: "bad usage or input", 3: "inconclusive or vacuous"}
+
+
+def catalogue_text(claims: Iterable[Claim]) -> str:
+    rows = []
+    for c in claims:
+        rows.append(f"{c.id}\n    ref:       {c.ref}\n    premise:   {c.premise}\n    property:  {c.property}\n"
+                    f"    checked:   {c.applies_to}")
+    return "\n".join(rows)
+
+
+def bounds_text(b: Bounds, time_limit: float | None) -> str:
+    return (f"bounds: N = {b.min_nodes}..{b.max_nodes} nodes of 8 GPUs; ≤ {b.depth} events from the empty cluster; "
+            f"≤ {b.max_jobs} concurrent jobs; arrivals w = 1..{b.max_w} (and w·g ≤ free GPUs); "
+            f"≤ {b.max_states:,} distinct states per exploration; time limit "
+            f"{'none' if time_limit is None else f'{time_limit:g}s'}; "
+            f"count claims: every count vector with T ≤ {8 * b.max_nodes} GPUs")
+
+
+def results_text(results: list[ClaimResult]) -> str:
+    out: list[str] = []
+    shown_explorations: set[str] = set()
+    for r in results:
+        label = r.stats.get("exploration")
+        if label and label not in shown_explorations:
+            shown_explorations.add(label)
+            out.append(exploration_table(label, r.stats["sizes"], r.bounds))
+    out.append("")
+    for r in results:
+        out.append(claim_text(r))
+    return "\n".join(out)
+
+
+def exploration_table(label: str, sizes: list[dict[str, Any]], bounds: dict[str, Any]) -> str:
+    head = (f"exploration [{label}] (premise filter: {bounds.get('premise filter', 'none')})\n"
+            f"  {'N':>2} {'distinct':>10} {'generated':>11} {'depth':>5} {'at-bound':>9} {'queue':>6} "
+            f"{'refused':>8} {'op-fail':>7} {'pruned':>8} {'time s':>8} {'distinct/s':>10}  stop")
+    rows = [head]
+    for s in sizes:
+        rate = f"{s['distinct/s']:,}" if s.get("distinct/s") is not None else "-"
+        rows.append(f"  {s['N']:>2} {s['distinct']:>10,} {s['generated']:>11,} {s['depth']:>5} {s['at depth bound']:>9,} "
+                    f"{s['queue left']:>6,} {s['refused']:>8,} {s['operator failures']:>7,} {s['pruned (WCC)']:>8,} "
+                    f"{s['seconds']:>8.2f} {rate:>10}  {s['stop'] or ('complete' if s['complete'] else '')}")
+    return "\n".join(rows)
+
+
+def claim_text(r: ClaimResult) -> str:
+    c = CLAIMS.get(r.claim_id.split("[")[0])
+    lines = [f"{r.claim_id}: {r.verdict.value.upper()} — {r.message}"]
+    if c is not None:
+        lines.append(f"    {c.ref}; property: {c.property}")
+    if r.counterexample is not None:
+        lines.append("    counterexample:")
+        lines.extend("    " + ln for ln in trace_text(r.counterexample))
+    witness = r.stats.get("witness")
+    if witness is not None:
+        lines.append("    witness:")
+        lines.extend("    " + ln for ln in trace_text(witness))
+    return "\n".join(lines)
+
+
+def trace_text(rec: dict[str, Any]) -> list[str]:
+    if rec.get("kind") == "counts":
+        return ["  " + json.dumps({k: v for k, v in rec.items() if k != "kind"}, ensure_ascii=False)]
+    lines = [f"  N = {rec['n_nodes']}, {len(rec['events'])} events from the empty cluster "
+             f"(job and node names are stable: jobs numbered in arrival order)"]
+    for k, step in enumerate(rec.get("shown", []), start=1):
+        lines.append(f"  {k}. {step['event']}" + (f"  -> NOT APPLIED: {step['failure']}" if step["failure"] else ""))
+        lines.extend("       " + row for row in step["state"])
+        lines.append("       " + ", ".join(f"{k2}={v}" for k2, v in step["figures"].items()))
+    nums = {k: v for k, v in rec["numbers"].items() if k not in ("counts",)}
+    lines.append("  breaks/reaches: " + "; ".join(f"{k}: {v}" for k, v in nums.items()))
+    return lines
+
+
+def summary_text(results: list[ClaimResult]) -> str:
+    code = exit_code(results)
+    counts = {v: sum(1 for r in results if r.verdict == v) for v in Verdict}
+    parts = ", ".join(f"{n} {v.value}" for v, n in counts.items() if n)
+    return f"summary: {parts}; exit {code} ({EXIT_MEANING[code]})"
+
+
+# --------------------------------------------------------------------------- files
+def to_json(results: list[ClaimResult], argv: list[str], bounds: Bounds | None, extra: dict | None = None) -> str:
+    doc = {
+        "tool": "verify", "argv": argv, "python": platform.python_version(),
+        "bounds": bounds.describe() if bounds is not None else None,
+        "exit_code": exit_code(results),
+        "results": [{"claim_id": r.claim_id, "verdict": r.verdict.value, "message": r.message,
+                     "bounds": r.bounds, "stats": r.stats, "counterexample": r.counterexample} for r in results],
+        **(extra or {}),
+    }
+    return json.dumps(doc, indent=1, ensure_ascii=False, default=str)
+
+
+def to_junit(results: list[ClaimResult], elapsed: float) -> str:
+    suite = ET.Element("testsuite", name="verify", tests=str(len(results)), time=f"{elapsed:.3f}",
+                       failures=str(sum(r.verdict == Verdict.VIOLATED for r in results)),
+                       errors=str(sum(r.verdict == Verdict.INCONCLUSIVE for r in results)),
+                       skipped=str(sum(r.verdict == Verdict.VACUOUS for r in results)))
+    for r in results:
+        secs = sum(s.get("seconds", 0) for s in r.stats.get("sizes", [])) or r.stats.get("seconds", 0)
+        case = ET.SubElement(suite, "testcase", classname=f"verify.{r.claim_id.split('.')[0]}", name=r.claim_id,
+                             time=f"{secs:.3f}")
+        if r.verdict == Verdict.VIOLATED:
+            el = ET.SubElement(case, "failure", message=r.message, type="violated")
+            el.text = claim_text(r)
+        elif r.verdict == Verdict.INCONCLUSIVE:
+            ET.SubElement(case, "error", message=r.message, type="inconclusive")
+        elif r.verdict == Verdict.VACUOUS:
+            ET.SubElement(case, "skipped", message=f"vacuous: {r.message}")
+        out = ET.SubElement(case, "system-out")
+        out.text = json.dumps(r.bounds, ensure_ascii=False, default=str)
+    return ET.tostring(suite, encoding="unicode")

@@ -1,0 +1,171 @@
+"""proofs_check.canonical: equivalent states share one key, non-equivalent states never do.
+
+The reference is a brute-force canonical form (minimum over *all* node orders and *all* job
+relabellings of a sorted encoding), so "same key" is checked against true isomorphism.
+"""
+from itertools import permutations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from heuristics.abs_space import EMPTY, POOL, SLOTTED, AbsView, NodeView, SlotView, slot_width
+from heuristics.cluster import Instance, Placement
+from proofs_check.canonical import canonical, is_canonical
+
+G = 8
+
+
+# ---------------------------------------------------------------- strategies: small ABS states
+@st.composite
+def abs_states(draw, max_nodes=4, max_jobs=4):
+    n_nodes = draw(st.integers(1, max_nodes))
+    n_jobs = draw(st.integers(0, max_jobs))
+    gs = [draw(st.sampled_from([1, 1, 2, 3, 4, 5, 6, 7, 8])) for _ in range(n_jobs)]
+    ones = [j for j, g in enumerate(gs) if g == 1]
+    nodes = []
+    for _ in range(n_nodes):
+        kind = draw(st.sampled_from([EMPTY, POOL, SLOTTED]))
+        if kind == POOL and ones:
+            pool = tuple(draw(st.lists(st.sampled_from(ones), min_size=1, max_size=3)))
+            nodes.append(NodeView(POOL, pool, ()))
+        elif kind == SLOTTED and any(g >= 2 for g in gs):
+            slots, room = [], G
+            for j in draw(st.lists(st.sampled_from([j for j, g in enumerate(gs) if g >= 2]), min_size=1, max_size=3)):
+                w = slot_width(gs[j])
+                if w > room:
+                    continue
+                room -= w
+                vac = w - gs[j]
+                fillers = tuple(draw(st.lists(st.sampled_from(ones), max_size=vac))) if ones and vac else ()
+                slots.append(SlotView(w, j, gs[j], fillers))
+            nodes.append(NodeView(SLOTTED, (), tuple(slots)) if slots else NodeView(EMPTY))
+        else:
+            nodes.append(NodeView(EMPTY))
+    return AbsView(G, tuple(nodes))
+
+
+@st.composite
+def placements(draw, max_nodes=4, max_jobs=4):
+    n_nodes = draw(st.integers(1, max_nodes))
+    gs = [draw(st.integers(1, 4)) for _ in range(draw(st.integers(0, max_jobs)))]
+    nodes = []
+    for _ in range(n_nodes):
+        jobs = draw(st.lists(st.sampled_from(range(len(gs))), max_size=3)) if gs else []
+        nodes.append(tuple(Instance(j, gs[j]) for j in jobs))
+    return Placement(G, tuple(nodes))
+
+
+# ---------------------------------------------------------------- symmetries and the reference
+def relabel_abs(v: AbsView, perm, jobmap, rnd) -> AbsView:
+    nodes = []
+    for i in perm:
+        nd = v.nodes[i]
+        pool = list(jobmap[j] for j in nd.pool)
+        rnd.shuffle(pool)
+        slots = [SlotView(s.width, jobmap[s.anchor_job], s.anchor_g, tuple(rnd.sample([jobmap[f] for f in s.fillers], len(s.fillers))))
+                 for s in nd.slots]
+        rnd.shuffle(slots)
+        nodes.append(NodeView(nd.kind, tuple(pool), tuple(slots)))
+    return AbsView(v.capacity, tuple(nodes))
+
+
+def relabel_placement(p: Placement, perm, jobmap, rnd) -> Placement:
+    nodes = []
+    for i in perm:
+        insts = [Instance(jobmap[x.job], x.g) for x in p.nodes[i]]
+        rnd.shuffle(insts)
+        nodes.append(tuple(insts))
+    return Placement(p.capacity, tuple(nodes))
+
+
+def jobs_in(state) -> list[int]:
+    if isinstance(state, AbsView):
+        js = {j for nd in state.nodes for j in nd.pool}
+        js |= {j for nd in state.nodes for s in nd.slots for j in (s.anchor_job, *s.fillers)}
+    else:
+        js = {i.job for node in state.nodes for i in node}
+    return sorted(js)
+
+
+def encode(state, perm, jobmap):
+    if isinstance(state, AbsView):
+        return tuple(
+            (state.nodes[i].kind, tuple(sorted(jobmap[j] for j in state.nodes[i].pool)),
+             tuple(sorted((s.width, s.anchor_g, jobmap[s.anchor_job], tuple(sorted(jobmap[f] for f in s.fillers)))
+                          for s in state.nodes[i].slots)))
+            for i in perm)
+    return tuple(tuple(sorted((jobmap[x.job], x.g) for x in state.nodes[i])) for i in perm)
+
+
+def brute_canonical(state):
+    js = jobs_in(state)
+    n = len(state.nodes)
+    return min(encode(state, perm, dict(zip(js, labels)))
+               for perm in permutations(range(n)) for labels in permutations(range(len(js))))
+
+
+# ---------------------------------------------------------------- properties
+@settings(max_examples=150, deadline=None)
+@given(abs_states(), st.randoms(use_true_random=False))
+def test_abs_equivalent_states_share_key(v, rnd):
+    js = jobs_in(v)
+    perm = list(range(len(v.nodes)))
+    rnd.shuffle(perm)
+    targets = rnd.sample(range(100, 200), len(js))
+    w = relabel_abs(v, perm, dict(zip(js, targets)), rnd)
+    assert canonical(v) == canonical(w)
+    assert is_canonical(canonical(v))
+
+
+@settings(max_examples=150, deadline=None)
+@given(placements(), st.randoms(use_true_random=False))
+def test_placement_equivalent_states_share_key(p, rnd):
+    js = jobs_in(p)
+    perm = list(range(len(p.nodes)))
+    rnd.shuffle(perm)
+    q = relabel_placement(p, perm, dict(zip(js, rnd.sample(range(50, 90), len(js)))), rnd)
+    assert canonical(p) == canonical(q)
+
+
+@settings(max_examples=120, deadline=None)
+@given(abs_states(max_nodes=3, max_jobs=4), abs_states(max_nodes=3, max_jobs=4))
+def test_abs_same_key_iff_isomorphic(a, b):
+    if len(a.nodes) != len(b.nodes):
+        return
+    assert (canonical(a) == canonical(b)) == (brute_canonical(a) == brute_canonical(b))
+
+
+@settings(max_examples=120, deadline=None)
+@given(placements(max_nodes=3, max_jobs=4), placements(max_nodes=3, max_jobs=4))
+def test_placement_same_key_iff_isomorphic(a, b):
+    if len(a.nodes) != len(b.nodes):
+        return
+    assert (canonical(a) == canonical(b)) == (brute_canonical(a) == brute_canonical(b))
+
+
+@settings(max_examples=100, deadline=None)
+@given(abs_states())
+def test_key_is_an_equivalent_state(v):
+    """The representative is the state itself, renumbered: same brute-force class."""
+    c = canonical(v)
+    assert brute_canonical(c) == brute_canonical(v)
+    assert jobs_in(c) == list(range(len(jobs_in(v))))
+
+
+def test_cycle_versus_two_triangles_differ():
+    """A 6-cycle of 2-instance jobs over pool nodes vs two 3-cycles: colour refinement alone
+    cannot tell them apart (both 2-regular); the key must."""
+    def ring(pairs):
+        return AbsView(G, tuple(NodeView(POOL, p, ()) for p in pairs))
+    six = ring([(0, 1), (1, 2), (2, 3), (3, 4), (4, 5), (5, 0)])
+    two = ring([(0, 1), (1, 2), (2, 0), (3, 4), (4, 5), (5, 3)])
+    assert canonical(six) != canonical(two)
+    shuffled = ring([(3, 2), (5, 0), (1, 0), (4, 3), (2, 1), (5, 4)])
+    assert canonical(six) == canonical(shuffled)
+
+
+def test_identical_components_sorted_not_permuted():
+    full = NodeView(SLOTTED, (), (SlotView(8, 0, 8, ()),))
+    v = AbsView(G, tuple(full._replace(slots=(SlotView(8, j, 8, ()),)) for j in range(6)))
+    c = canonical(v)
+    assert sorted(s.anchor_job for nd in c.nodes for s in nd.slots) == list(range(6))
