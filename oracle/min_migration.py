@@ -1,0 +1,469 @@
+"""Minimum-migration repacking: the fewest instance moves that reach Φ★ or admit a waiting job.
+
+Two questions, both exact, both answered with a :class:`MigrationCertificate`:
+
+* :func:`min_migration_repack` — the SIFOpt question (seeds/000 §5.4, Appendix C: "the SIFOpt
+  oracle scheduler ... migrates towards" a packing with Φ★ partial nodes): from the current
+  placement, what is the fewest instance migrations (then the fewest GPUs moved) that reaches a
+  packing of the same instances with at most ``target_partial`` partial nodes (default Φ★)?
+* :func:`min_migrations_to_admit` — the Volcano / KAI-Scheduler users' question (SPEC, "What users
+  of other schedulers ask for"): "would migrating running jobs make room for this job?", i.e. the
+  fewest migrations after which a waiting gang job of w instances of g GPUs can be placed.
+
+Input is plain data, so any scheduler (or a recorded snapshot) can ask: ``current`` is a list of
+nodes, each a list of ``(job_id, g)`` items; ``capacity`` is G; ``n_nodes`` (optional) pads the
+cluster with empty nodes up to that count.
+
+The model, and why it is exact although it never names an instance
+------------------------------------------------------------------
+Let c[n][g] be the number of g-GPU instances on node n now and y[n][g] the number in the target.
+At most min(c, y) of node n's g-GPU instances can stay, so every target with counts y costs at
+least Σ_{n,g} max(0, c[n][g] − y[n][g]) migrations; and that many suffice, because every node
+either only loses or only gains g-GPU instances, and a gained instance can be *any* moved (or
+new) instance of size g — the job it belongs to matters to neither capacity nor Φ. So job
+identities drop out, and only the count vector (pattern) of each node matters. Nodes whose current
+patterns are equal are interchangeable, so the ILP has one integer variable per
+(current pattern class k, target pattern p):
+
+    z[k,p] ≥ 0;   Σ_p z[k,p] = |class k|;   Σ_{k,p} p_g·z[k,p] = n_g (+ new instances);
+    Σ_{k, p partial} z[k,p] ≤ target_partial (repack only);
+    minimise  W·Σ z[k,p]·mig(k,p) + Σ z[k,p]·gpu(k,p),   mig(k,p) = Σ_g max(0, c_k,g − p_g),
+              gpu(k,p) = Σ_g g·max(0, c_k,g − p_g),  W = G·(instances) + 1 (lexicographic).
+
+At most (patterns + 1)² variables (67² for G = 8) whatever N: symmetry between nodes is removed
+by construction rather than by symmetry-breaking constraints. :func:`realise_target` turns the
+per-node target counts back into concrete moves. The model is solved by CP-SAT (one worker, the
+default) or by HiGHS through PuLP (``solver="highs"``), a second opinion. The brute force (:func:`repack_bruteforce`,
+:func:`admit_bruteforce`) enumerates instance-to-node assignments and shares nothing with the
+model (not even Φ★); the tests cross-check the two.
+
+Readings chosen
+---------------
+* ``target_partial`` is an upper bound ("at most t partial nodes"); with the default t = Φ★ that
+  is "exactly Φ★". Φ★ is computed with the node limit N (``oracle.phi_star.phi_star``).
+* A migration moves one instance; GPUs moved is its g. New (waiting) instances are placed by the
+  model wherever it likes and are not migrations.
+* Status: ``optimal`` (proven), ``feasible`` (an incumbent, not proven optimal: the time limit
+  was hit), ``infeasible`` (no packing: the instances do not fit in N nodes), ``unknown`` (limit
+  hit without an incumbent, or Φ★ itself unknown). Only ``optimal`` is ever a result.
+"""
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+import time
+from dataclasses import dataclass
+from typing import Literal, NamedTuple, Sequence
+
+from oracle.patterns import Pattern, fill_patterns, load
+from oracle.phi_star import phi_star
+
+Status = Literal["optimal", "feasible", "infeasible", "unknown"]
+Item = tuple[int, int]  # (job id, g)
+Nodes = tuple[tuple[Item, ...], ...]
+
+DEFAULT_TIME_LIMIT = 10.0
+
+
+class Move(NamedTuple):
+    """One instance of ``job`` (``g`` GPUs) migrated from node ``src`` to node ``dst``."""
+
+    job: int
+    g: int
+    src: int
+    dst: int
+
+
+class Admission(NamedTuple):
+    """One new (waiting) instance of ``job`` placed on node ``dst``; not a migration."""
+
+    job: int
+    g: int
+    dst: int
+
+
+@dataclass(frozen=True)
+class MigrationCertificate:
+    """Outcome of one min-migration solve.
+
+    ``migrations`` / ``gpus_moved`` describe the incumbent (None without one); ``bound`` is a
+    proven lower bound on migrations (equal to ``migrations`` when optimal). ``placement`` is the
+    target placement (per node, items sorted), ``moves`` the migrations that reach it,
+    ``admitted`` where each new instance goes. ``target_partial`` is the partial-node bound the
+    repack aimed at (None for an admission question).
+    """
+
+    status: Status
+    migrations: int | None
+    bound: int | None
+    gpus_moved: int | None
+    target_partial: int | None
+    partial_before: int
+    partial_after: int | None
+    empty_before: int
+    empty_after: int | None
+    placement: Nodes | None
+    moves: tuple[Move, ...]
+    admitted: tuple[Admission, ...]
+    solver: str
+    solver_version: str
+    wall_time: float
+
+    @property
+    def is_optimal(self) -> bool:
+        return self.status == "optimal"
+
+
+# --------------------------------------------------------------------------------------------
+# Input checking and small helpers
+
+
+def normalise(current: Sequence[Sequence[Item]], capacity: int, n_nodes: int | None = None) -> Nodes:
+    """Validate a placement given as plain data and pad it to ``n_nodes`` nodes.
+
+    Raises ValueError naming the node and item at fault: g outside 1..G, a node over capacity, a
+    job whose instances have different g, or ``n_nodes`` smaller than the placement.
+    """
+    if not isinstance(capacity, int) or capacity < 1:
+        raise ValueError(f"capacity={capacity!r} must be a positive integer")
+    nodes = tuple(tuple((int(j), int(g)) for j, g in node) for node in current)
+    job_g: dict[int, int] = {}
+    for n, node in enumerate(nodes):
+        for j, g in node:
+            if not 1 <= g <= capacity:
+                raise ValueError(f"node {n}: job {j} has g={g} outside 1..{capacity}")
+            if job_g.setdefault(j, g) != g:
+                raise ValueError(f"node {n}: job {j} has g={g} but g={job_g[j]} elsewhere")
+        if sum(g for _, g in node) > capacity:
+            raise ValueError(f"node {n}: {sum(g for _, g in node)} GPUs used > capacity {capacity}")
+    if n_nodes is not None:
+        if n_nodes < len(nodes):
+            raise ValueError(f"n_nodes={n_nodes} < {len(nodes)} nodes in the placement")
+        nodes += ((),) * (n_nodes - len(nodes))
+    return nodes
+
+
+def check_new_items(new_items: Sequence[Item], capacity: int) -> tuple[Item, ...]:
+    """Validate waiting instances given as (job id, g) pairs."""
+    out = tuple((int(j), int(g)) for j, g in new_items)
+    for j, g in out:
+        if not 1 <= g <= capacity:
+            raise ValueError(f"new instance of job {j} has g={g} outside 1..{capacity}")
+    return out
+
+
+def node_pattern(node: Sequence[Item], capacity: int) -> Pattern:
+    """Count vector (index g-1 holds how many g's) of one node's content."""
+    out = [0] * capacity
+    for _, g in node:
+        out[g - 1] += 1
+    return tuple(out)
+
+
+def partial_count(nodes: Sequence[Sequence[Item]], capacity: int) -> int:
+    return sum(1 for node in nodes if 0 < sum(g for _, g in node) < capacity)
+
+
+def empty_count(nodes: Sequence[Sequence[Item]]) -> int:
+    return sum(1 for node in nodes if not node)
+
+
+def instance_counts(nodes: Sequence[Sequence[Item]], new_items: Sequence[Item], capacity: int) -> tuple[int, ...]:
+    out = [0] * capacity
+    for node in nodes:
+        for _, g in node:
+            out[g - 1] += 1
+    for _, g in new_items:
+        out[g - 1] += 1
+    return tuple(out)
+
+
+def outflow(now: Pattern, target: Pattern) -> tuple[int, int]:
+    """(migrations, GPUs moved) leaving a node whose pattern goes from ``now`` to ``target``."""
+    out = [max(0, c - t) for c, t in zip(now, target)]
+    return sum(out), sum((g + 1) * k for g, k in enumerate(out))
+
+
+# --------------------------------------------------------------------------------------------
+# From per-node target counts to concrete moves
+
+
+def realise_target(nodes: Nodes, targets: Sequence[Pattern], new_items: Sequence[Item] = ()
+                   ) -> tuple[Nodes, tuple[Move, ...], tuple[Admission, ...]]:
+    """The placement with per-node counts ``targets`` that moves the fewest instances, with its
+    migrations and the destinations of ``new_items``.
+
+    On each node and size g the first min(c, y) instances (in their listed order) stay; the rest
+    of the g-instances, then the new g-instances, fill the nodes that gain g-instances in node
+    order. The totals of ``targets`` must equal those of ``nodes`` plus ``new_items``.
+    """
+    capacity = len(targets[0]) if targets else 0
+    kept: list[list[Item]] = []
+    pool: dict[int, list[tuple[Item, int | None]]] = {g: [] for g in range(1, capacity + 1)}
+    for n, (node, tgt) in enumerate(zip(nodes, targets)):
+        room = list(tgt)
+        stay = []
+        for item in node:
+            if room[item[1] - 1] > 0:
+                room[item[1] - 1] -= 1
+                stay.append(item)
+            else:
+                pool[item[1]].append((item, n))
+        kept.append(stay)
+    for item in new_items:
+        pool[item[1]].append((item, None))
+    moves: list[Move] = []
+    admitted: list[Admission] = []
+    for n, tgt in enumerate(targets):
+        have = node_pattern(kept[n], capacity)
+        for g in range(1, capacity + 1):
+            for _ in range(tgt[g - 1] - have[g - 1]):
+                if not pool[g]:
+                    raise ValueError(f"targets ask for more {g}-GPU instances than exist")
+                (j, _g), src = pool[g].pop(0)
+                kept[n].append((j, g))
+                if src is None:
+                    admitted.append(Admission(j, g, n))
+                else:
+                    moves.append(Move(j, g, src, n))
+    if any(pool.values()):
+        raise ValueError("targets leave instances unplaced")
+    return tuple(tuple(sorted(k)) for k in kept), tuple(moves), tuple(admitted)
+
+
+# --------------------------------------------------------------------------------------------
+# The class-aggregated ILP, on CP-SAT or on HiGHS (through PuLP)
+
+Solver = Literal["cp-sat", "highs"]
+
+
+@dataclass(frozen=True)
+class RepackModel:
+    """The ILP of the module docstring: column (k, p) = nodes of current class k given pattern p."""
+
+    nodes: Nodes
+    capacity: int
+    new_items: tuple[Item, ...]
+    target: int | None
+    classes: tuple[tuple[Pattern, tuple[int, ...]], ...]  # (current pattern, member nodes)
+    columns: tuple[tuple[int, Pattern], ...]  # (class index, target pattern)
+    counts: tuple[int, ...]
+
+    @property
+    def weight(self) -> int:
+        """W: one migration outweighs any number of GPUs moved (lexicographic objective)."""
+        return self.capacity * sum(self.counts) + 1
+
+    def cost(self, col: tuple[int, Pattern]) -> int:
+        mig, gpus = outflow(self.classes[col[0]][0], col[1])
+        return self.weight * mig + gpus
+
+
+@dataclass(frozen=True)
+class RawSolution:
+    """A backend's answer: status, column values (None without incumbent), proven objective bound."""
+
+    status: Status
+    values: tuple[int, ...] | None
+    bound: float | None
+    solver: str
+    solver_version: str
+    wall_time: float
+
+
+def build_model(nodes: Nodes, capacity: int, new_items: tuple[Item, ...], target: int | None) -> RepackModel:
+    classes: dict[Pattern, list[int]] = {}
+    for n, node in enumerate(nodes):
+        classes.setdefault(node_pattern(node, capacity), []).append(n)
+    patterns = fill_patterns(capacity, capacity)  # the empty pattern included
+    cls = tuple((k, tuple(m)) for k, m in classes.items())
+    cols = tuple((i, p) for i in range(len(cls)) for p in patterns)
+    return RepackModel(nodes, capacity, new_items, target, cls, cols,
+                       instance_counts(nodes, new_items, capacity))
+
+
+def _rows(m: RepackModel, x: Sequence, add) -> None:
+    """Every node of each class gets one pattern; demands met exactly; the partial-node bound."""
+    for i, (_, members) in enumerate(m.classes):
+        add(sum(v for (c, _), v in zip(m.columns, x) if c == i) == len(members))
+    for g in range(m.capacity):
+        add(sum(p[g] * v for (_, p), v in zip(m.columns, x) if p[g]) == m.counts[g])
+    if m.target is not None:
+        add(sum(v for (_, p), v in zip(m.columns, x) if 0 < load(p) < m.capacity) <= m.target)
+
+
+def solve_cpsat(m: RepackModel, time_limit: float) -> RawSolution:
+    from ortools import __version__ as ortools_version
+    from ortools.sat.python import cp_model
+
+    t0 = time.perf_counter()
+    model = cp_model.CpModel()
+    x = [model.new_int_var(0, len(m.classes[c][1]), "") for c, _ in m.columns]
+    _rows(m, x, model.add)
+    model.minimize(sum(m.cost(col) * v for col, v in zip(m.columns, x)))
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.max_time_in_seconds = float(time_limit)
+    st = solver.solve(model)
+    wall = time.perf_counter() - t0
+    if st in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return RawSolution("optimal" if st == cp_model.OPTIMAL else "feasible",
+                           tuple(solver.value(v) for v in x), solver.best_objective_bound,
+                           "cp-sat", ortools_version, wall)
+    status: Status = "infeasible" if st == cp_model.INFEASIBLE else "unknown"
+    return RawSolution(status, None, None, "cp-sat", ortools_version, wall)
+
+
+def solve_milp(m: RepackModel, time_limit: float) -> RawSolution:
+    import highspy
+    import pulp
+
+    from oracle.phi_star import _c_stdout_silenced  # HiGHS prints a banner on the C stdout
+
+    t0 = time.perf_counter()
+    prob = pulp.LpProblem("min_migration", pulp.LpMinimize)
+    x = [pulp.LpVariable(f"z{i}", 0, len(m.classes[c][1]), cat="Integer") for i, (c, _) in enumerate(m.columns)]
+    prob += pulp.lpSum(m.cost(col) * v for col, v in zip(m.columns, x))
+    _rows(m, x, prob.addConstraint)
+    # Integral objective: an absolute gap below 1 proves optimality (no relative gap).
+    with _c_stdout_silenced():
+        prob.solve(pulp.HiGHS(msg=False, timeLimit=float(time_limit), threads=1, gapRel=0.0, gapAbs=0.999))
+    wall = time.perf_counter() - t0
+    hm = prob.solverModel
+    info = hm.getInfo()
+    st = hm.getModelStatus()
+    name, version = "highs (pulp)", f"HiGHS {hm.version()} / PuLP {pulp.__version__}"
+    S = highspy.HighsModelStatus
+    if st in (S.kInfeasible, S.kUnboundedOrInfeasible):  # objective ≥ 0: never unbounded
+        return RawSolution("infeasible", None, None, name, version, wall)
+    if info.primal_solution_status != 2:  # no feasible incumbent
+        return RawSolution("unknown", None, None, name, version, wall)
+    values = tuple(int(round(v.varValue)) for v in x)
+    status: Status = "optimal" if st == S.kOptimal else "feasible"
+    return RawSolution(status, values, info.mip_dual_bound, name, version, wall)
+
+
+BACKENDS = {"cp-sat": solve_cpsat, "highs": solve_milp}
+
+
+def _certificate(m: RepackModel, raw: RawSolution) -> MigrationCertificate:
+    common = dict(target_partial=m.target, partial_before=partial_count(m.nodes, m.capacity),
+                  empty_before=empty_count(m.nodes), solver=raw.solver,
+                  solver_version=raw.solver_version, wall_time=raw.wall_time)
+    if raw.values is None:
+        return MigrationCertificate(raw.status, None, None, None, partial_after=None, empty_after=None,
+                                    placement=None, moves=(), admitted=(), **common)
+    targets: list[Pattern] = [()] * len(m.nodes)
+    slots = [iter(members) for _, members in m.classes]
+    for (c, p), v in zip(m.columns, raw.values):
+        for _ in range(v):
+            targets[next(slots[c])] = p
+    placement, moves, admitted = realise_target(m.nodes, targets, m.new_items)
+    optimal = raw.status == "optimal"
+    # Any solution costs W·migrations + GPUs with GPUs < W, so ⌊bound / W⌋ bounds migrations.
+    bound = len(moves) if optimal else max(0, math.ceil(raw.bound - 1e-6)) // m.weight
+    return MigrationCertificate(raw.status, len(moves), bound, sum(mv.g for mv in moves),
+                                partial_after=partial_count(placement, m.capacity),
+                                empty_after=empty_count(placement), placement=placement, moves=moves,
+                                admitted=admitted, **common)
+
+
+def _solve(nodes: Nodes, capacity: int, new_items: tuple[Item, ...], target: int | None,
+           time_limit: float, solver: Solver) -> MigrationCertificate:
+    if solver not in BACKENDS:
+        raise ValueError(f"unknown solver {solver!r}; known: {', '.join(BACKENDS)}")
+    m = build_model(nodes, capacity, new_items, target)
+    return _certificate(m, BACKENDS[solver](m, time_limit))
+
+
+def min_migration_repack(current: Sequence[Sequence[Item]], capacity: int = 8,
+                         target_partial: int | None = None, n_nodes: int | None = None,
+                         new_items: Sequence[Item] = (), time_limit: float = DEFAULT_TIME_LIMIT,
+                         solver: Solver = "cp-sat") -> MigrationCertificate:
+    """Fewest migrations (then fewest GPUs moved) to a packing of the current instances plus
+    ``new_items`` with at most ``target_partial`` partial nodes (default: Φ★ with node limit N).
+
+    Infeasible when the instances do not fit in N nodes, or no packing meets the given target.
+    """
+    nodes = normalise(current, capacity, n_nodes)
+    new_items = check_new_items(new_items, capacity)
+    t0 = time.perf_counter()
+    if target_partial is None:
+        cert = phi_star(instance_counts(nodes, new_items, capacity), len(nodes), capacity, time_limit)
+        if cert.status != "optimal":
+            status: Status = "infeasible" if cert.status == "infeasible" else "unknown"
+            return MigrationCertificate(status, None, None, None, target_partial=None,
+                                        partial_before=partial_count(nodes, capacity), partial_after=None,
+                                        empty_before=empty_count(nodes), empty_after=None, placement=None,
+                                        moves=(), admitted=(), solver=cert.solver,
+                                        solver_version=cert.solver_version, wall_time=time.perf_counter() - t0)
+        target_partial = cert.objective
+        time_limit = max(0.0, time_limit - (time.perf_counter() - t0))
+    elif target_partial < 0:
+        raise ValueError(f"target_partial={target_partial} must be >= 0")
+    out = _solve(nodes, capacity, new_items, target_partial, time_limit, solver)
+    return dataclasses.replace(out, wall_time=time.perf_counter() - t0)
+
+
+def min_migrations_to_admit(current: Sequence[Sequence[Item]], capacity: int, job_g: int, job_w: int,
+                            job_id: int = -1, n_nodes: int | None = None,
+                            time_limit: float = DEFAULT_TIME_LIMIT,
+                            solver: Solver = "cp-sat") -> MigrationCertificate:
+    """Fewest migrations (then fewest GPUs moved) after which a gang job of ``job_w`` instances
+    of ``job_g`` GPUs fits: 0 when it fits already, infeasible when no packing holds it."""
+    if not 1 <= job_g <= capacity:
+        raise ValueError(f"job g={job_g} outside 1..{capacity}")
+    if job_w < 1:
+        raise ValueError(f"job w={job_w} must be >= 1")
+    nodes = normalise(current, capacity, n_nodes)
+    return _solve(nodes, capacity, ((job_id, job_g),) * job_w, None, time_limit, solver)
+
+
+# --------------------------------------------------------------------------------------------
+# Independent brute force over instance-to-node assignments (tiny clusters only)
+
+
+def _bruteforce(nodes: Nodes, capacity: int, new_items: Sequence[Item],
+                target: int | None | Literal["phi"]) -> tuple[int, int, int] | None:
+    """(migrations, GPUs moved, partial nodes) of the lexicographically best assignment of every
+    instance to a node, among those meeting ``target`` ("phi": the fewest partial nodes any
+    assignment reaches, found by the same enumeration); None when nothing fits."""
+    items = [(g, n) for n, node in enumerate(nodes) for _, g in node] + [(g, None) for _, g in new_items]
+    best: dict[int, tuple[int, int]] = {}  # partial count -> best (migrations, gpus)
+    for assign in itertools.product(range(len(nodes)), repeat=len(items)):
+        used = [0] * len(nodes)
+        for (g, _), dst in zip(items, assign):
+            used[dst] += g
+        if max(used, default=0) > capacity:
+            continue
+        partial = sum(1 for u in used if 0 < u < capacity)
+        moved = [g for (g, src), dst in zip(items, assign) if src is not None and src != dst]
+        cost = (len(moved), sum(moved))
+        if cost < best.get(partial, (len(items) + 1, 0)):
+            best[partial] = cost
+    if not best:
+        return None
+    limit = min(best) if target == "phi" else (len(nodes) if target is None else target)
+    ok = [(cost, p) for p, cost in best.items() if p <= limit]
+    if not ok:
+        return None
+    cost, p = min(ok)
+    return cost[0], cost[1], p
+
+
+def repack_bruteforce(current: Sequence[Sequence[Item]], capacity: int = 8, target_partial: int | None = None,
+                      n_nodes: int | None = None, new_items: Sequence[Item] = ()) -> tuple[int, int] | None:
+    """(migrations, GPUs moved) of :func:`min_migration_repack` by exhaustive enumeration; None
+    when infeasible. Exponential: for ≤ ~7 instances on ≤ 3 nodes."""
+    nodes = normalise(current, capacity, n_nodes)
+    out = _bruteforce(nodes, capacity, new_items, "phi" if target_partial is None else target_partial)
+    return None if out is None else out[:2]
+
+
+def admit_bruteforce(current: Sequence[Sequence[Item]], capacity: int, job_g: int, job_w: int,
+                     n_nodes: int | None = None) -> tuple[int, int] | None:
+    """(migrations, GPUs moved) of :func:`min_migrations_to_admit` by exhaustive enumeration."""
+    nodes = normalise(current, capacity, n_nodes)
+    out = _bruteforce(nodes, capacity, ((-1, job_g),) * job_w, None)
+    return None if out is None else out[:2]
