@@ -63,6 +63,8 @@ class RackCluster:
               n_racks: int | None = None) -> "RackCluster":
         """Racks on the first ``n_racks`` cells of the torus in row-major (x, y, z) order
         (default: every cell, i.e. the paper's 150-rack layout for 5×5×6)."""
+        if len(dims) != 3 or any(int(d) < 1 for d in dims):
+            raise ValueError(f"dims: need three positive torus sizes, got {dims!r}")
         cells = [(x, y, z) for x in range(dims[0]) for y in range(dims[1]) for z in range(dims[2])]
         n = len(cells) if n_racks is None else n_racks
         if not 1 <= n <= len(cells):

@@ -1,0 +1,90 @@
+"""RingStitch and the five baselines: only valid allocations, the paper's decision rules."""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from heuristics.racks import FragmentationPenalty, RackCluster, placement_violations
+from heuristics.ring_baselines import RING_POLICIES, make_ring_policy
+from heuristics.ringstitch import GENERATORS, RingStitch, fragment_first
+
+CLUSTERS = [RackCluster.torus((2, 2, 2), capacity=8), RackCluster.torus((3, 3, 2), capacity=16),
+            RackCluster.torus((2, 3, 3), capacity=8, n_racks=13)]
+
+
+@st.composite
+def situations(draw):
+    cluster = draw(st.sampled_from(CLUSTERS))
+    residual = draw(st.lists(st.integers(0, cluster.capacity), min_size=cluster.n, max_size=cluster.n))
+    demand = draw(st.integers(1, cluster.total_chips))
+    return cluster, residual, demand
+
+
+@pytest.mark.parametrize("name", sorted(RING_POLICIES))
+@settings(max_examples=150, deadline=None)
+@given(case=situations(), penalty=st.sampled_from(["linear", "inverse"]))
+def test_every_policy_places_validly_or_defers(name, case, penalty):
+    cluster, residual, demand = case
+    pen = FragmentationPenalty(penalty)
+    policy = make_ring_policy(name, penalty=pen)
+    p = policy.place(cluster, residual, demand)
+    fits_locally = max(residual) >= demand
+    if p is None:
+        assert not fits_locally  # every policy places a job that fits one rack
+        if name == "ringstitch" or name in ("capacity-only", "network-unaware-best-fit"):
+            assert sum(residual) < demand  # stitching policies defer only on aggregate shortage
+        if name == "full-rack":
+            assert residual.count(cluster.capacity) * cluster.capacity < demand
+        return
+    assert placement_violations(cluster, residual, demand, p, pen.table(cluster.capacity)) == []
+    if fits_locally:
+        assert len(p.alloc) == 1
+    if name == "full-rack" and len(p.alloc) > 1:
+        assert all(residual[r] == cluster.capacity for r in p.racks)
+    if name.startswith("local"):
+        assert len(p.alloc) == 1
+
+
+@settings(max_examples=150, deadline=None)
+@given(case=situations())
+def test_ringstitch_picks_the_lexicographic_best_candidate(case):
+    cluster, residual, demand = case
+    rs = RingStitch()
+    p = rs.place(cluster, residual, demand)
+    if p is None or p.source == "local":
+        return
+    cands = rs.candidates(cluster, residual, demand)
+    assert len(cands) <= len(GENERATORS)
+    assert len({frozenset(c.racks) for c in cands}) == len(cands)  # deduplicated
+    assert p == min(cands, key=lambda c: c.key)
+    # fragment-first: every rack but the one with the largest residual is consumed completely
+    used = sorted(p.alloc, key=lambda rc: (residual[rc[0]], rc[0]))
+    assert all(c == residual[r] for r, c in used[:-1])
+
+
+def test_local_rules():
+    cluster = RackCluster.torus((1, 1, 4), capacity=8)
+    res = [5, 8, 6, 7]
+    assert make_ring_policy("local-first-fit").place(cluster, res, 6).racks == (1,)
+    assert make_ring_policy("local-best-fit").place(cluster, res, 6).racks == (2,)
+    assert RingStitch().place(cluster, res, 6).racks == (2,)
+    assert make_ring_policy("local-best-fit").place(cluster, res, 9) is None
+
+
+def test_case_d_keeps_large_blocks():
+    """§II Case D: a 15-chip job should use the 7- and 8-chip fragments, not a 12-chip block."""
+    cluster = RackCluster.torus((1, 2, 2), capacity=16)
+    p = RingStitch().place(cluster, [7, 8, 12, 12], 15)
+    assert sorted(p.racks) == [0, 1] and p.frag == 0
+
+
+def test_fragment_first_order():
+    assert fragment_first(np.array([9, 3, 5]), [0, 1, 2], 10) == ((1, 3), (2, 5), (0, 2))
+
+
+def test_unknown_names_error():
+    with pytest.raises(ValueError, match="scheduler"):
+        make_ring_policy("ring-stitch")
+    with pytest.raises(ValueError, match="generators"):
+        RingStitch(generators=("best-fit", "nope"))
+    with pytest.raises(ValueError, match="residual"):
+        RingStitch().place(CLUSTERS[0], [1, 2], 1)
