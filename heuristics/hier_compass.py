@@ -1,0 +1,341 @@
+"""Hierarchical COMPASS-ABS for multi-panel NVLink domains (seeds/000 Appendix D.3–D.4).
+
+Two instances of the flat scheduler (``heuristics.compass.Compass``) composed, not a second copy of
+the operators:
+
+* the **GPU level** — ``Compass(nodes = panels, capacity = 8, variant)``: Place / Remove / Compact
+  of §4.3 with the panel as the node (sub-panel instances, g ≤ 7);
+* the **panel level** — ``Compass(nodes = domains, capacity = K, variant with width = w_p★)``: the
+  same operators with the panel as the atomic unit and the domain as the node (D.3: "Σpanel mirrors
+  the ABS construction of Section 4.2 verbatim under two substitutions"). Its 1-unit instances are
+  the g = 8 instances (1-panel fillers, panel-pool), its anchors the multi-panel instances of panel
+  demand p = g/8 with panel-slot width w_p★(p) (eq. 23), the domain-filling g = 8K instance a
+  width-K degenerate panel-slot (D.4). Its BestFitDrain classes are {panel-pool, panel-w4,
+  panel-w2} on capacity K.
+
+Dispatch (D.4): a job goes to the level of its instance class (``heuristics.hier_cluster``);
+Algorithm 1 runs at that level (Place/Remove, then its Compact), and then the other level's Compact
+runs too ("each Compact pass ... run independently after each event"), each level obeying its
+variant's compact-on-arrival / compact-on-departure switches.
+
+Readings chosen (variant ``literal``; every one is an ambiguity of Appendix D, see
+docs/hierarchical.md):
+
+H1. *Which panels the GPU level may use; how GPU-level work appears to the panel level.* Appendix D
+    says neither. Reading: **a domain belongs to at most one level at a time.** A domain holding a
+    panel-level item (a panel-pool or panel-slotted domain in Σpanel) is invisible to the GPU level
+    — its unprofiled panels stay idle; a domain with any GPU-level work is invisible to the panel
+    level; a domain with nothing on it is open to both. This is a subset of the paper's Σhier
+    ("the Cartesian product across domains of Σpanel, with the internal state of each
+    non-saturated panel still drawn from the GPU-level Σ"): in a panel-level domain the
+    non-saturated panels are GPU-level *empty*. It keeps the two populations disjoint, as D.4's
+    "do not interfere" requires, with no eviction rule (which the paper does not give).
+H2. *g = 8.* D.3 lists g ≤ 8 as sub-panel (GPU level) and also calls g = 8 instances panel-fillers;
+    eq. (25) counts n_8 as the panel-level fillers, so g = 8 goes to the panel level as a 1-panel
+    unit. At K = 1 the 1-panel unit and the domain-filling instance coincide and are handled as a
+    unit (a capacity-1 domain admits no slot).
+H3. *Slot widths at the panel level.* w_p★(p) of eq. (23) is defined for p ≤ 8 only; p = K uses the
+    width-K degenerate slot. For K ≥ 10 a demand p ∈ 9..K−1 has no width: such an arrival is
+    refused with that reason. For K ∈ {6, 7}, p ∈ 5..K−1 gets w_p★ = 8 > K: never placeable, so
+    refused as "does not fit" (the literal widths, not a repair).
+H4. *K not a power of two* (e.g. K = 9): the panel level is the flat ABS on capacity K verbatim; a
+    domain's panels not covered by slot widths are unprofiled room D(d) = K − Σ w (e.g. one panel
+    beside a width-8 panel-slot), not a panel-pool (D.5 calls that residual panel "the panel-pool
+    slot"; the verbatim mirror has no mixed pool/slotted domain).
+H5. *Node order for "pick any" ties.* Each level's Compass sees its usable nodes in global index
+    order, so its lowest-index rules pick the lowest global panel / domain.
+H6. *Migrations.* GPU-level migrations name panels. A panel-level migration moves a whole
+    multi-panel instance or 1-panel unit between domains; it is reported with g in GPUs (8p),
+    src/dst = the first panel of the source/destination domain, kind prefixed ``panel-``
+    (panels inside a domain are interchangeable at the panel level; ``hier_placement`` lays them
+    out slot by slot).
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from functools import partial
+from typing import NamedTuple
+
+from heuristics.abs_space import EMPTY, POOL, AbsView, NodeView, in_abs, slot_width
+from heuristics.cluster import G_DEFAULT, Instance, Job, Placement
+from heuristics.compass import VARIANTS, Compass, Variant
+from heuristics.hier_cluster import (
+    G_PANEL,
+    MULTI,
+    SUB_PANEL,
+    HierPlacement,
+    Span,
+    Topology,
+    check_hier_job,
+    check_topology,
+    flatten,
+    instance_class,
+    panel_demand,
+)
+from heuristics.policy import EventResult, Migration, register
+
+GPU, PANEL = "gpu", "panel"
+MAX_TABLE_P = 8  # eq. (23) gives w_p★(p) for p ≤ 8 only (reading H3)
+
+
+def panel_slot_width(k: int, p: int) -> int:
+    """Panel-slot width of a panel-level anchor of panel demand ``p`` in a domain of ``k`` panels:
+    k for the domain-filling p = k (D.4), else w_p★(p) of eq. (23) (same table as eq. 3)."""
+    if p == k:
+        return k
+    if 2 <= p <= MAX_TABLE_P:
+        return slot_width(p)
+    raise ValueError(f"w_p★ is undefined for panel demand p={p} (eq. 23 covers p ≤ 8)")
+
+
+def panel_variant(base: Variant, k: int) -> Variant:
+    """The panel-level reading of a flat variant: same switches, panel-slot widths."""
+    return replace(base, name=f"{base.name}-panel", width=partial(panel_slot_width, k))
+
+
+class HierView(NamedTuple):
+    """The whole hierarchical state: the panel level over every domain (capacity K) and the GPU
+    level over every panel (capacity 8); a node a level does not use is EMPTY in its view."""
+
+    panels_per_domain: int
+    panel: AbsView
+    gpu: AbsView
+
+    @property
+    def topology(self) -> Topology:
+        return Topology(len(self.panel.nodes), self.panels_per_domain)
+
+
+def gpu_owned(view: HierView) -> frozenset[int]:
+    """Domains with GPU-level work on at least one panel."""
+    k = view.panels_per_domain
+    return frozenset(p // k for p, nd in enumerate(view.gpu.nodes) if nd.kind != EMPTY)
+
+
+def panel_owned(view: HierView) -> frozenset[int]:
+    """Domains holding a panel-level item."""
+    return frozenset(d for d, nd in enumerate(view.panel.nodes) if nd.kind != EMPTY)
+
+
+def hier_abs_violations(view: HierView) -> list[str]:
+    """Every condition of Σhier (under reading H1) that ``view`` breaks; empty = member.
+
+    GPU level: the flat ABS of capacity 8 (``in_abs``). Panel level: the flat ABS of capacity K
+    with panel-slot widths, where a domain-filling slot (anchor p = K, width K) is checked apart
+    (alone on its domain, no fillers) because eq. (3)'s table does not cover it. No domain is
+    used by both levels.
+    """
+    k = view.panels_per_domain
+    out = [f"GPU level: {m}" for m in in_abs(view.gpu)]
+    if len(view.gpu.nodes) != k * len(view.panel.nodes):
+        out.append(f"GPU level has {len(view.gpu.nodes)} panels, expected {k}·{len(view.panel.nodes)}")
+    table_nodes = []
+    for d, nd in enumerate(view.panel.nodes):
+        keep = []
+        for s in nd.slots:
+            if s.anchor_g == k and k > 1:
+                if s.width != k or s.fillers or len(nd.slots) != 1:
+                    out.append(f"panel level: domain {d}: domain-filling slot must be alone, width {k}, no fillers")
+            elif s.anchor_g > MAX_TABLE_P:
+                out.append(f"panel level: domain {d}: anchor p={s.anchor_g} has no eq. (23) width")
+            else:
+                keep.append(s)
+        emptied = bool(nd.slots) and not keep  # only a domain-filling slot was there
+        table_nodes.append(NodeView(EMPTY) if emptied else nd._replace(slots=tuple(keep)))
+    out += [f"panel level: {m}" for m in in_abs(AbsView(k, tuple(table_nodes)))]
+    both = gpu_owned(view) & panel_owned(view)
+    out += [f"domain {d}: used by both levels (reading H1)" for d in sorted(both)]
+    return out
+
+
+def layout(view: HierView) -> HierPlacement:
+    """The domain-aware placement a hierarchical state realises: GPU-level instances on their
+    panels; in a panel-level domain, its slots laid out in order from its first panel (anchor's p
+    panels, then one panel per filler, then the vacancy), then its pool units one per panel."""
+    t = view.topology
+    panels: list[list[Instance]] = [[] for _ in range(t.n_panels)]
+    for p, nd in enumerate(view.gpu.nodes):
+        panels[p].extend(Instance(j, 1) for j in nd.pool)
+        for s in nd.slots:
+            panels[p].append(Instance(s.anchor_job, s.anchor_g))
+            panels[p].extend(Instance(j, 1) for j in s.fillers)
+    spans: list[Span] = []
+    for d, nd in enumerate(view.panel.nodes):
+        cursor = t.panels_of(d).start
+        for s in nd.slots:
+            spans.append(Span(s.anchor_job, G_PANEL * s.anchor_g, tuple(range(cursor, cursor + s.anchor_g))))
+            for i, j in enumerate(s.fillers):
+                panels[cursor + s.anchor_g + i].append(Instance(j, G_PANEL))
+            cursor += s.width
+        for i, j in enumerate(nd.pool):
+            panels[cursor + i].append(Instance(j, G_PANEL))
+    return HierPlacement(t, tuple(tuple(p) for p in panels), tuple(spans))
+
+
+class HierCompass:
+    """Hierarchical COMPASS-ABS on ``n_domains`` domains of ``panels_per_domain`` panels;
+    implements ``heuristics.policy.Policy`` with the panels as its nodes (capacity 8)."""
+
+    capacity = G_DEFAULT
+
+    def __init__(self, n_domains: int, panels_per_domain: int, variant: str | Variant = "literal") -> None:
+        self.topology = Topology(n_domains, panels_per_domain)
+        check_topology(self.topology)
+        if isinstance(variant, str):
+            if variant not in VARIANTS:
+                raise ValueError(f"unknown COMPASS variant {variant!r}; known: {', '.join(VARIANTS)}")
+            variant = VARIANTS[variant]
+        self.variant = variant
+        self.name = f"hier-compass-{variant.name}"
+        self.n_nodes = self.topology.n_panels
+        k = panels_per_domain
+        self._proto = {GPU: Compass(1, G_PANEL, variant), PANEL: Compass(1, k, panel_variant(variant, k))}
+        empty = HierView(k, AbsView(k, (NodeView(EMPTY),) * n_domains),
+                         AbsView(G_PANEL, (NodeView(EMPTY),) * self.topology.n_panels))
+        self._install(empty)
+
+    # ----------------------------------------------------------------- state
+    def _install(self, view: HierView) -> None:
+        """Make ``view`` the state: each level a Compass over the nodes it may use (reading H1)."""
+        k = view.panels_per_domain
+        self._gpu_owned, self._panel_owned = gpu_owned(view), panel_owned(view)
+        self._level: dict[str, Compass | None] = {}
+        self._nodes: dict[str, tuple[int, ...]] = {}
+        self._build(GPU, view.gpu, tuple(p for p in range(len(view.gpu.nodes)) if p // k not in self._panel_owned))
+        self._build(PANEL, view.panel, tuple(d for d in range(len(view.panel.nodes)) if d not in self._gpu_owned))
+        self._jobs = {}
+        for level, scale in ((GPU, 1), (PANEL, G_PANEL)):
+            c = self._level[level]
+            for j, job in (c.running() if c is not None else {}).items():
+                self._jobs[j] = (level, Job(j, job.g * scale, job.w))
+
+    def _build(self, level: str, full: AbsView, nodes: tuple[int, ...]) -> None:
+        self._nodes[level] = nodes
+        sub = AbsView(full.capacity, tuple(full.nodes[n] for n in nodes))
+        self._level[level] = self._proto[level].with_state(sub) if nodes else None
+
+    def _full(self, level: str) -> AbsView:
+        """The level's view over every node of its kind (EMPTY where it may not go)."""
+        size = self.topology.n_panels if level == GPU else self.topology.n_domains
+        nodes = [NodeView(EMPTY)] * size
+        c = self._level[level]
+        if c is not None:
+            for n, nd in zip(self._nodes[level], c.abs_view().nodes):
+                nodes[n] = nd
+        return AbsView(self._proto[level].capacity, tuple(nodes))
+
+    def _owned(self, level: str) -> frozenset[int]:
+        c = self._level[level]
+        if c is None:
+            return frozenset()
+        k = self.topology.panels_per_domain
+        div = k if level == GPU else 1
+        return frozenset(self._nodes[level][i] // div for i, kind in enumerate(c.kind) if kind != EMPTY)
+
+    def _sync(self) -> None:
+        """Re-derive which domains each level holds and hand the other level its usable nodes."""
+        g_own, p_own = self._owned(GPU), self._owned(PANEL)
+        k = self.topology.panels_per_domain
+        if p_own != self._panel_owned:
+            self._build(GPU, self._full(GPU), tuple(p for p in range(self.topology.n_panels) if p // k not in p_own))
+        if g_own != self._gpu_owned:
+            self._build(PANEL, self._full(PANEL), tuple(d for d in range(self.topology.n_domains) if d not in g_own))
+        self._gpu_owned, self._panel_owned = g_own, p_own
+
+    def state_key(self) -> HierView:
+        return HierView(self.topology.panels_per_domain, self._full(PANEL), self._full(GPU))
+
+    def with_state(self, view: HierView) -> "HierCompass":
+        t = view.topology
+        h = HierCompass(t.n_domains, t.panels_per_domain, self.variant)
+        h._install(view)
+        return h
+
+    def clone(self) -> "HierCompass":
+        return self.with_state(self.state_key())
+
+    def running(self) -> dict[int, Job]:
+        return {j: job for j, (_, job) in self._jobs.items()}
+
+    def hier_placement(self) -> HierPlacement:
+        return layout(self.state_key())
+
+    def placement(self) -> Placement:
+        """The per-panel placement (capacity 8) the simulator's metrics read."""
+        return flatten(self.hier_placement())
+
+    def occupancy(self) -> tuple[int, ...]:
+        """Number of panels at each used level 0..8 (the simulator's fast accessor)."""
+        hp = self.hier_placement()
+        hist = [0] * (G_PANEL + 1)
+        for n in range(self.topology.n_panels):
+            hist[hp.used(n)] += 1
+        return tuple(hist)
+
+    # ----------------------------------------------------------------- Algorithm 1, two levels
+    def level_of(self, g: int) -> str:
+        """Dispatch of D.4: sub-panel → GPU level, every other class → panel level."""
+        return GPU if instance_class(g, self.topology.panels_per_domain) == SUB_PANEL else PANEL
+
+    def arrive(self, job: Job) -> EventResult:
+        k = self.topology.panels_per_domain
+        check_hier_job(job, k)
+        if job.id in self._jobs:
+            raise ValueError(f"job {job.id} is already running")
+        level = self.level_of(job.g)
+        g = job.g if level == GPU else panel_demand(job.g)
+        if instance_class(job.g, k) == MULTI and g > MAX_TABLE_P:
+            return EventResult(False, (), f"no panel-slot width: eq. (23) defines w_p★(p) for p ≤ 8, p={g}")
+        c = self._level[level]
+        if c is None:
+            return EventResult(False, (), f"does not fit: no domain is open to the {level} level")
+        res = c.arrive(Job(job.id, g, job.w))
+        if not res.ok:
+            return res
+        self._jobs[job.id] = (level, job)
+        return EventResult(True, self._translate(level, res.migrations) + self._other_compact(level, True))
+
+    def depart(self, job_id: int) -> EventResult:
+        if job_id not in self._jobs:
+            raise ValueError(f"job {job_id} is not running")
+        level, _ = self._jobs[job_id]
+        res = self._level[level].depart(job_id)
+        if not res.ok:
+            return res
+        del self._jobs[job_id]
+        return EventResult(True, self._translate(level, res.migrations) + self._other_compact(level, False))
+
+    def _other_compact(self, level: str, arrival: bool) -> tuple[Migration, ...]:
+        """D.4: after the event's own level ran Algorithm 1, the other level's Compact runs."""
+        self._sync()
+        other = PANEL if level == GPU else GPU
+        c = self._level[other]
+        v = self.variant
+        if c is None or not (v.compact_on_arrival if arrival else v.compact_on_departure):
+            return ()
+        # Compass exposes Compact only inside arrive/depart; D.4 needs it alone.
+        moves = self._translate(other, c._compact())
+        self._sync()
+        return moves
+
+    def _translate(self, level: str, moves: tuple[Migration, ...] | list[Migration]) -> tuple[Migration, ...]:
+        """Level-local node indices → global panels (reading H6)."""
+        nodes = self._nodes[level]
+        if level == GPU:
+            return tuple(m._replace(src=nodes[m.src], dst=nodes[m.dst]) for m in moves)
+        first = self.topology.panels_of
+        return tuple(Migration(m.job, G_PANEL * m.g, first(nodes[m.src]).start, first(nodes[m.dst]).start,
+                               f"panel-{m.kind}") for m in moves)
+
+
+@register("hier-compass")
+def _build_hier(n_nodes: int, capacity: int = G_DEFAULT, panels_per_domain: int | None = None,
+                variant: str = "literal", **opts) -> HierCompass:
+    """Registry entry: ``n_nodes`` panels of 8 GPUs grouped into domains of ``panels_per_domain``."""
+    if panels_per_domain is None:
+        raise ValueError("hier-compass needs the option panels_per_domain (K panels per NVLink domain)")
+    if capacity != G_PANEL:
+        raise ValueError(f"hier-compass runs on panels of 8 GPUs, got capacity={capacity}")
+    if n_nodes % panels_per_domain:
+        raise ValueError(f"n_nodes={n_nodes} panels is not a multiple of panels_per_domain={panels_per_domain}")
+    return HierCompass(n_nodes // panels_per_domain, panels_per_domain, variant)
