@@ -52,20 +52,22 @@ def held_karp(dist: Sequence[Sequence[float]] | np.ndarray) -> tuple[float, tupl
     parent = np.full((1 << m, m), -1, dtype=np.int64)
     for j in range(m):
         best[1 << j, j] = d[0, j + 1]
+    inner = d[1:, 1:]
+    bits = 1 << np.arange(m)
+    cols = np.arange(m)
     for s in range(1, 1 << m):
         row = best[s]
         if not np.isfinite(row).any():
             continue
-        for j in range(m):
-            if s & (1 << j):
-                continue
-            via = row + d[1:, j + 1]
-            via[[i for i in range(m) if not s & (1 << i)]] = inf
-            i = int(np.argmin(via))
-            t = s | (1 << j)
-            if via[i] < best[t, j]:
-                best[t, j] = via[i]
-                parent[t, j] = i
+        via = row[:, None] + inner  # via[i, j]: path ending at i, extended to j
+        arg = np.argmin(via, axis=0)
+        val = via[arg, cols]
+        out = (s & bits) == 0
+        js = cols[out]
+        targets = s | bits[js]
+        better = val[js] < best[targets, js]
+        best[targets[better], js[better]] = val[js][better]
+        parent[targets[better], js[better]] = arg[js][better]
     full = (1 << m) - 1
     closing = best[full] + d[1:, 0]
     j = int(np.argmin(closing))

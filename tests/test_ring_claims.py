@@ -1,0 +1,33 @@
+"""Claims ring-exact and ring-choice on small bounds (the full runs live in `verify`)."""
+import json
+
+from heuristics.ringstitch import RingStitch
+from proofs_check.ring_claims import check_ring_choice, check_ring_exact, replay_ring_choice
+from proofs_check.verdict import Verdict
+
+
+def test_ring_exact_holds_and_reports_nn_figure():
+    [r] = check_ring_exact(seed=1, samples=20, nn_samples=4, exhaustive_dims=((2, 2, 2),))
+    assert r.verdict is Verdict.HOLDS and r.stats["rack_sets_checked"] == 255 + 20
+    assert r.stats["nn_worst_ratio"] >= 1.0 and r.bounds["nn_samples"] == 4
+
+
+def test_ring_choice_finds_the_smallest_counterexample_and_replays_it():
+    [r] = check_ring_choice(samples=3, exhaustive=(((1, 2, 2), 4),))
+    assert r.verdict is Verdict.VIOLATED
+    ce = json.loads(json.dumps(r.counterexample))
+    assert ce["residual"] == [0, 1, 2, 2] and ce["demand"] == 3  # fewest racks, chips, then D
+    assert ce["ringstitch"]["key"][:2] == ce["optimum"]["key"][:2] and ce["ringstitch"]["key"][2] > 0
+    assert any("optimum" in line for line in replay_ring_choice(ce))
+    assert r.stats["by_key"]["racks"]["worse"] == 0  # fewest-racks-first always reaches k*
+
+
+def test_ring_choice_sees_a_rack_count_mutant():
+    mutant = RingStitch(generators=("small-fragment-first",))
+    [r] = check_ring_choice(samples=0, exhaustive=(((1, 2, 2), 4),), policy=mutant)
+    assert r.verdict is Verdict.VIOLATED and r.stats["by_key"]["racks"]["worse"] > 0
+
+
+def test_ring_choice_inconclusive_when_the_oracle_runs_out_of_time():
+    [r] = check_ring_choice(samples=2, exhaustive=(), time_limit=0.0)
+    assert r.verdict is Verdict.INCONCLUSIVE and r.stats["unknown"] == 2
