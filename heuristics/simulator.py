@@ -19,6 +19,10 @@ delays that job's completion by c seconds (default 8 s, the paper's measured lat
 * ``per-instance``: every moved instance costs c (a job with k instances moved in one event is
   delayed k·c) — the pessimistic reading.
 
+A departure may move instances of the departing job itself (e.g. COMPASS's Remove draws a
+1-GPU replacement filler that is the job's own next instance, removed a moment later); such moves
+are counted in ``SimResult.departing_moves`` and charged to nobody.
+
 During the delay the job keeps its GPUs (at its destination); a *migration completion* event
 marks the end of the delay so the time series can show migrations in flight.
 
@@ -140,6 +144,7 @@ class SimResult:
     note: str = ""
     phi_star_unknown: int = 0  # distinct count vectors whose Φ★ solve was not optimal
     policy_refusals: int = 0
+    departing_moves: int = 0  # moves of a job's own instances during its departure (not charged)
 
 
 PhiStar = Callable[[tuple[int, ...], int, int], float]
@@ -305,6 +310,7 @@ def simulate(jobs: Sequence[SimJob], config: SimConfig, *, phi_star: PhiStar | N
     tried = 0  # queue[:tried] were refused by the current cluster state
     migrating = 0
     refusals = 0
+    departing_moves = 0
     events = 0
     status, note = "complete", ""
     rec = _Recorder(cap)
@@ -317,11 +323,14 @@ def simulate(jobs: Sequence[SimJob], config: SimConfig, *, phi_star: PhiStar | N
         heapq.heappush(heap, (t, prio, seq, jid, version))
         seq += 1
 
-    def apply_migrations(moves: Sequence[Migration]) -> None:
-        nonlocal migrating
+    def apply_migrations(moves: Sequence[Migration], departing: int | None = None) -> None:
+        nonlocal migrating, departing_moves
         per_job: dict[int, list[Migration]] = {}
         for m in moves:
-            per_job.setdefault(m.job, []).append(m)
+            if m.job == departing:  # moved, then removed in the same event: nothing to charge
+                departing_moves += 1
+            else:
+                per_job.setdefault(m.job, []).append(m)
         for jid, ms in per_job.items():
             r = running.get(jid)
             if r is None:
@@ -375,7 +384,7 @@ def simulate(jobs: Sequence[SimJob], config: SimConfig, *, phi_star: PhiStar | N
                 done[jid] = r
                 tried = 0
                 changed = True
-                apply_migrations(res.migrations)
+                apply_migrations(res.migrations, departing=jid)
             if kind != MIGRATION_DONE and len(queue) > tried:
                 discipline(queue, tried, try_admit)
                 tried = len(queue)  # a discipline returns only when every waiting job was refused
@@ -401,7 +410,8 @@ def simulate(jobs: Sequence[SimJob], config: SimConfig, *, phi_star: PhiStar | N
                                  r.delay if r else 0.0))
     phi = None if phi_star is None else (lambda c: phi_star(c, n_nodes, cap))
     series, unknown = rec.series(phi)
-    return SimResult(config, tuple(records), series, events, status, note, unknown, refusals)
+    return SimResult(config, tuple(records), series, events, status, note, unknown, refusals,
+                     departing_moves)
 
 
 class _PolicyError(Exception):

@@ -255,3 +255,21 @@ def test_cli_malformed_trace_names_line(tmp_path, capsys):
     assert main([trace, "--schedulers", "best-fit"]) == 2
     err = capsys.readouterr().err
     assert "t.csv:3" in err and "'g'" in err
+
+
+def test_moves_of_the_departing_job_are_not_charged(monkeypatch):
+    class SelfMover:
+        def __init__(self, inner):
+            self.inner = inner
+
+        def depart(self, jid):
+            self.inner.depart(jid)
+            return EventResult(True, (Migration(jid, 1, 0, 0, "filler-replace"),))
+
+        def __getattr__(self, name):
+            return getattr(self.inner, name)
+
+    monkeypatch.setattr(sim, "make_policy", lambda name, n, cap, **o: SelfMover(make_policy(name, n, cap)))
+    res = simulate([tj(0, 0, 5, 1, 2), tj(1, 1, 9, 1, 1)], SimConfig("best-fit", 1), phi_star=None)
+    assert res.status == "complete" and res.departing_moves == 2
+    assert all(r.migrations == 0 and r.migration_delay == 0 for r in res.jobs)
