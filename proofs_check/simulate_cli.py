@@ -261,7 +261,8 @@ def summary_row(o: RunOutcome) -> dict[str, object]:
             "day": "" if s.day is None else s.day, "n_nodes": s.config.n_nodes,
             "queue": s.config.queue, "charging": s.config.charging, "seed": s.config.seed,
             "status": o.result.status, "events": o.result.events,
-            "phi_star_unknown": o.result.phi_star_unknown, "wall_s": round(o.wall, 3),
+            "phi_star_unknown": o.result.phi_star_unknown,
+            "departing_moves": o.result.departing_moves, "wall_s": round(o.wall, 3),
             **o.metrics.as_row()}
 
 
