@@ -36,6 +36,11 @@ head of the queue is blocked although the idle GPUs cover its total demand (frag
 blocking, §6.6), whether WCC holds on the running instances, and the instance counts n_1..n_G from
 which Φ★ (and N·SIF = Φπ − Φ★) is computed after the run, once per distinct count vector.
 
+Round-based policies (FFT-like, DRR-like: ``heuristics.repack_baselines``) offer
+``tick(now) -> EventResult``; the simulator calls it with the current time before every event it
+processes and applies (charges) the returned round-start migrations like an event's; the queue is
+then retried, since a reorganisation can make room.
+
 Policies may offer a fast accessor ``occupancy() -> tuple`` (number of nodes at each used level
 0..G); without it the simulator derives the same histogram from ``placement()`` (O(cluster)).
 """
@@ -292,6 +297,7 @@ def simulate(jobs: Sequence[SimJob], config: SimConfig, *, phi_star: PhiStar | N
     discipline = get_discipline(config.queue)
     policy = make_policy(config.policy, n_nodes, cap, **dict(config.policy_opts))
     cost = float(config.migration_cost)
+    tick = getattr(policy, "tick", None)
 
     by_id = {j.id: j for j in jobs}
     heap: list[tuple] = []
@@ -369,6 +375,13 @@ def simulate(jobs: Sequence[SimJob], config: SimConfig, *, phi_star: PhiStar | N
                 continue  # superseded by a migration delay
             now = t
             events += 1
+            if tick is not None:  # round-based policies reorganise at their first event of a round
+                res = tick(now)
+                if not res.ok:
+                    raise _PolicyError(f"round-start reorganisation refused: {res.reason}")
+                if res.migrations:
+                    apply_migrations(res.migrations)
+                    changed, tried = True, 0
             if kind == ARRIVAL:
                 tj = by_id[jid]
                 queue.append(Job(jid, tj.g, tj.w))
@@ -385,7 +398,7 @@ def simulate(jobs: Sequence[SimJob], config: SimConfig, *, phi_star: PhiStar | N
                 tried = 0
                 changed = True
                 apply_migrations(res.migrations, departing=jid)
-            if kind != MIGRATION_DONE and len(queue) > tried:
+            if len(queue) > tried:
                 discipline(queue, tried, try_admit)
                 tried = len(queue)  # a discipline returns only when every waiting job was refused
             if changed:  # reading a policy's occupancy may cost O(cluster): only when needed

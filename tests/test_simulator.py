@@ -51,13 +51,19 @@ class Watcher:
         self.running = now
 
 
+# round-based policies get short rounds so that the traces below cross several round starts
+ROUND_OPTS = {"fft": (("round_length", 7.0),), "drr": (("round_length", 7.0),)}
+
+
 @pytest.mark.parametrize("policy", policy_names())
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=traces(), queue=st.sampled_from(["fifo", "backfill"]))
 def test_conservation_every_scheduler(policy, case, queue):
     n_nodes, jobs = case
     w = Watcher(jobs)
-    res = simulate(jobs, SimConfig(policy, n_nodes, queue=queue, migration_cost=3), phi_star=None, observer=w)
+    opts = ROUND_OPTS.get(policy, ())
+    res = simulate(jobs, SimConfig(policy, n_nodes, queue=queue, migration_cost=3, policy_opts=opts),
+                   phi_star=None, observer=w)
     assert list(res.series.t) == sorted(set(res.series.t))
     assert res.status in ("complete", "aborted"), res.note  # never stuck: every job fits alone
     if res.status == "aborted":
@@ -273,3 +279,29 @@ def test_moves_of_the_departing_job_are_not_charged(monkeypatch):
     res = simulate([tj(0, 0, 5, 1, 2), tj(1, 1, 9, 1, 1)], SimConfig("best-fit", 1), phi_star=None)
     assert res.status == "complete" and res.departing_moves == 2
     assert all(r.migrations == 0 and r.migration_delay == 0 for r in res.jobs)
+
+
+def test_round_start_migrations_are_charged_and_retry_the_queue(monkeypatch):
+    class Rounds:
+        """best-fit whose tick at t >= 5 reports one migration of every running job, once."""
+
+        def __init__(self, inner):
+            self.inner, self.fired, self.ticks = inner, False, []
+
+        def tick(self, now):
+            self.ticks.append(now)
+            if now >= 5 and not self.fired:
+                self.fired = True
+                return EventResult(True, tuple(Migration(j, 1, 0, 0, "round") for j in self.inner.running()))
+            return EventResult(True)
+
+        def __getattr__(self, name):
+            return getattr(self.inner, name)
+
+    made = []
+    monkeypatch.setattr(sim, "make_policy", lambda name, n, cap, **o: made.append(Rounds(make_policy(name, n, cap))) or made[-1])
+    res = simulate([tj(0, 0, 20, 1, 1), tj(1, 6, 2, 1, 1)], SimConfig("best-fit", 1, migration_cost=4), phi_star=None)
+    assert made[0].ticks == sorted(made[0].ticks) and made[0].ticks[0] == 0
+    j0, j1 = res.jobs
+    assert (j0.migrations, j0.migration_delay, j0.end) == (1, 4.0, 24.0)
+    assert (j1.migrations, j1.end) == (0, 8.0)
