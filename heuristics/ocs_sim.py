@@ -40,7 +40,8 @@ class Band(NamedTuple):
 
 
 class Phase(NamedTuple):
-    """A workload phase lasting until hour ``until`` (inf for the last one)."""
+    """A workload phase lasting until fraction ``until`` of the arrival period (warm-up +
+    measurement); the last phase ends at 1.0."""
 
     until: float
     bands: tuple[Band, ...]
@@ -69,20 +70,20 @@ class Workload:
     description: str = ""
 
 
-INF = float("inf")
 _SMALL = Band(1, 16, 0.25)
 WORKLOADS: dict[str, Workload] = {
     w.name: w for w in (
-        Workload("A", (Phase(INF, (Band(8, 8, .15), Band(16, 16, .20), Band(32, 32, .25),
+        Workload("A", (Phase(1.0, (Band(8, 8, .15), Band(16, 16, .20), Band(32, 32, .25),
                                    Band(64, 64, .20), Band(128, 128, .15), Band(256, 256, .05))),),
                  "production-inspired power-of-two slices, up to four racks"),
-        Workload("B", (Phase(INF, (Band(40, 56, .6), _SMALL, Band(128, 128, .15))),),
+        Workload("B", (Phase(1.0, (Band(40, 56, .6), _SMALL, Band(128, 128, .15))),),
                  "fragmenting mix: 60 % 40–56-chip jobs, 25 % 1–16-chip jobs, 15 % two-rack slices"),
-        Workload("C", (Phase(INF, (Band(40, 56, .5), _SMALL, Band(65, 80, .25))),),
+        Workload("C", (Phase(1.0, (Band(40, 56, .5), _SMALL, Band(65, 80, .25))),),
                  "40–56-chip jobs plus 25 % just-over-one-rack (65–80-chip) jobs"),
-        Workload("D", (Phase(100.0, (Band(40, 56, .75), _SMALL), 4.0),
-                       Phase(INF, (Band(65, 192, .6), Band(8, 32, .4)))),
-                 "phased: long B-mix jobs until hour 100, then 60 % cross-rack (65–192) jobs"),
+        Workload("D", (Phase(0.4, (Band(40, 56, .75), _SMALL), 4.0),
+                       Phase(1.0, (Band(65, 192, .6), Band(8, 32, .4)))),
+                 "phased: 4×-long 40–56-chip jobs for the first 40 % of the arrival period (hour "
+                 "100 of 250 in the paper's windows), then 60 % cross-rack (65–192-chip) jobs"),
     )
 }
 
@@ -141,8 +142,9 @@ def check_workload(workload: Workload, cluster: RackCluster) -> None:
             if b.hi > cluster.total_chips:
                 raise ValueError(f"workload {workload.name} phase {i}: band {b} exceeds the "
                                  f"cluster's {cluster.total_chips} chips")
-    if workload.phases[-1].until != INF:
-        raise ValueError(f"workload {workload.name}: last phase must last forever")
+    ends = [ph.until for ph in workload.phases]
+    if ends != sorted(ends) or ends[-1] != 1.0 or ends[0] <= 0:
+        raise ValueError(f"workload {workload.name}: phase ends {ends} must increase to 1.0")
 
 
 def trace_seed(seed: int, workload: str, load: float) -> list[int]:
@@ -161,9 +163,7 @@ def generate_trace(cluster: RackCluster, workload: Workload, load: float, seed: 
     jobs: list[Job] = []
     t, begin = 0.0, 0.0
     for ph in workload.phases:
-        end = min(ph.until, windows.end)
-        if begin >= end:
-            break
+        end = ph.until * windows.end
         rate = arrival_rate(ph, load, cluster, durations)
         sizes, probs = _band_sizes(ph)
         t = begin

@@ -60,8 +60,10 @@ def test_hand_made_trace_metrics():
 def test_bad_input():
     with pytest.raises(ValueError, match="load"):
         generate_trace(SMALL, WORKLOADS["A"], 0.0, seed=0)
-    bad = Workload("X", (Phase(float("inf"), (Band(1, 10_000, 1.0),)),))
+    bad = Workload("X", (Phase(1.0, (Band(1, 10_000, 1.0),)),))
     with pytest.raises(ValueError, match="band"):
         generate_trace(SMALL, bad, 0.5, seed=0)
+    with pytest.raises(ValueError, match="phase ends"):
+        generate_trace(SMALL, Workload("Y", (Phase(0.5, (Band(1, 8, 1.0),)),)), 0.5, seed=0)
     with pytest.raises(ValueError, match=r"jobs\[0\]"):
         simulate(SMALL, make_ring_policy("ringstitch"), [Job(3, 0.0, 1, 1.0)])
