@@ -1,0 +1,164 @@
+"""SIFOpt: Φπ = Φ★ after every event, minimum migrations (vs brute force), fallback accounting."""
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import heuristics.sifopt as sifopt_mod
+from heuristics.cluster import Instance, Job, Placement, partial_nodes, placement_violations
+from heuristics.policy import make_policy
+from heuristics.sifopt import SIFOpt, heuristic_repack, plain
+from oracle.min_migration import repack_bruteforce
+from oracle.phi_star import phi_star_bruteforce
+
+G = 8
+
+# An event: ("arrive", g, w) or ("depart", index into the running jobs).
+events = st.lists(st.one_of(
+    st.tuples(st.just("arrive"), st.integers(1, G), st.integers(1, 2)),
+    st.tuples(st.just("depart"), st.integers(0, 10)),
+), min_size=4, max_size=16)
+
+
+def node_multisets(p: Placement) -> list[Counter]:
+    return [Counter(i.job for i in node) for node in p.nodes]
+
+
+def check_event(before: Placement, after: Placement, res, arrived: Job | None, departed: int | None):
+    """``after`` is ``before`` with the departed job removed, the migrations applied and the
+    arrived job's instances added somewhere (admissions are not migrations)."""
+    nodes = node_multisets(before)
+    if departed is not None:
+        for c in nodes:
+            c.pop(departed, None)
+    for m in res.migrations:
+        assert m.job != (arrived.id if arrived else None) and m.job != departed
+        assert nodes[m.src][m.job] > 0, f"migration {m} from a node without that job"
+        nodes[m.src][m.job] -= 1
+        nodes[m.dst][m.job] += 1
+    got = node_multisets(after)
+    new_id = arrived.id if arrived is not None and res.ok else None
+    for want, have in zip(nodes, got):
+        placed_new = have.pop(new_id, 0) if new_id is not None else 0
+        assert placed_new >= 0
+        assert +want == have
+    if new_id is not None:
+        assert sum(c[new_id] for c in node_multisets(after)) == arrived.w
+
+
+def phi_star_of(p: Placement) -> int | None:
+    return phi_star_bruteforce(p.counts(), p.n_nodes, p.capacity).objective
+
+
+def replay(policy, evs, tiny_check=None):
+    """Run ``evs`` on ``policy`` checking validity and Φπ = Φ★ after each event."""
+    next_id = 0
+    for ev in evs:
+        before = policy.placement()
+        if ev[0] == "arrive":
+            job = Job(next_id, ev[1], ev[2])
+            next_id += 1
+            total = list(before.counts())
+            total[job.g - 1] += job.w
+            fits_somewhere = phi_star_bruteforce(tuple(total), before.n_nodes, G).status != "infeasible"
+            res = policy.arrive(job)
+            assert res.ok == fits_somewhere  # SIFOpt refuses only what no packing holds
+            check_event(before, policy.placement(), res, job, None)
+        else:
+            running = sorted(policy.running())
+            if not running:
+                continue
+            jid = running[ev[1] % len(running)]
+            res = policy.depart(jid)
+            assert res.ok
+            check_event(before, policy.placement(), res, None, jid)
+            if tiny_check is not None:
+                tiny_check(before, jid, res)
+        after = policy.placement()
+        assert placement_violations(after, policy.running().values()) == []
+        assert partial_nodes(after) == phi_star_of(after)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 4), events)
+def test_exact_sifopt_keeps_phi_star_after_every_event(n_nodes, evs):
+    policy = make_policy("sifopt", n_nodes)
+    replay(policy, evs)
+    assert policy.stats.heuristic == policy.stats.fallbacks == policy.stats.phi_unknown == 0
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 4), events)
+def test_heuristic_sifopt_also_reaches_phi_star(n_nodes, evs):
+    policy = SIFOpt(n_nodes, exact_max_nodes=0)
+    replay(policy, evs)
+    assert policy.stats.exact == 0
+
+
+def _departure_is_minimal(before: Placement, jid: int, res) -> None:
+    """On tiny clusters, a departure's migrations equal the brute-force minimum."""
+    rest = [[(i.job, i.g) for i in node if i.job != jid] for node in before.nodes]
+    if sum(len(n) for n in rest) <= 6:
+        assert (len(res.migrations), res.gpus_moved) == repack_bruteforce(rest, G)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 3), events)
+def test_departure_migrations_are_the_brute_force_minimum(n_nodes, evs):
+    replay(SIFOpt(n_nodes), evs, tiny_check=_departure_is_minimal)
+
+
+def test_arrival_admitted_through_migrations_when_best_fit_refuses():
+    p = SIFOpt(2).with_state(Placement(G, ((Instance(1, 4),), (Instance(2, 4),))))
+    before = p.placement()
+    res = p.arrive(Job(3, 8, 1))  # no node has 8 free GPUs; moving one 4 frees one
+    assert res.ok and len(res.migrations) == 1 and res.gpus_moved == 4
+    check_event(before, p.placement(), res, Job(3, 8, 1), None)
+    assert partial_nodes(p.placement()) == 0
+    assert not p.arrive(Job(4, 1, 1)).ok  # the cluster is full: no packing holds it
+
+
+def test_time_limit_hit_falls_back_to_the_heuristic_and_is_counted(monkeypatch):
+    real = sifopt_mod.min_migration_repack
+
+    def limited(*args, **kwargs):
+        cert = real(*args, **kwargs)
+        # What a solve stopped by its time limit looks like: an incumbent, not proven.
+        return type(cert)(**{**cert.__dict__, "status": "feasible"})
+
+    monkeypatch.setattr(sifopt_mod, "min_migration_repack", limited)
+    p = SIFOpt(3)
+    for jid, (g, w) in enumerate([(3, 1), (5, 1), (3, 1), (2, 1), (1, 2)]):
+        assert p.arrive(Job(jid, g, w)).ok
+        assert partial_nodes(p.placement()) == phi_star_of(p.placement())
+    p.depart(1)
+    assert partial_nodes(p.placement()) == phi_star_of(p.placement())
+    assert p.stats.fallbacks > 0 and p.stats.exact == 0
+
+
+def test_heuristic_keeps_full_nodes_when_that_still_reaches_phi_star():
+    nodes = (((1, 8),), ((2, 4),), ((3, 4),), ((4, 2),))
+    status, placement, moves, _ = heuristic_repack(nodes, G)
+    assert status == "ok" and placement[0] == ((1, 8),)
+    assert len(moves) == 1 and sum(1 for n in placement if 0 < sum(g for _, g in n) < G) == 1
+
+
+def test_clone_and_with_state_are_independent():
+    p = SIFOpt(3)
+    p.arrive(Job(1, 4, 1))
+    q = p.clone()
+    q.arrive(Job(2, 4, 1))
+    assert 2 not in p.running() and 2 in q.running()
+    r = p.with_state(q.state_key())
+    assert r.placement() == q.placement() and r.running() == q.running()
+    assert plain(r.placement()) == plain(q.placement())
+
+
+@pytest.mark.parametrize("opts, msg", [({"exact_max_nodes": -1}, "exact_max_nodes"),
+                                       ({"time_limit": 0}, "time_limit")])
+def test_bad_options_are_refused(opts, msg):
+    with pytest.raises(ValueError, match=msg):
+        make_policy("sifopt", 4, **opts)
