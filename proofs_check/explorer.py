@@ -70,9 +70,9 @@ class Bounds:
 
     max_nodes: int = 6
     min_nodes: int = 1
-    depth: int = 8
+    depth: int = 10
     max_jobs: int = 4
-    max_w: int = 3
+    max_w: int = 4
     max_states: int = 2_000_000  # distinct states per (claim group, N); more → inconclusive
 
     def describe(self) -> dict[str, Any]:
