@@ -189,3 +189,59 @@ def test_bad_solver_and_job_shape_are_refused():
         min_migrations_to_admit([[(1, 1)]], G, 9, 1)
     with pytest.raises(ValueError, match="n_nodes=1 <"):
         min_migration_repack([[(1, 1)], []], G, n_nodes=1)
+
+
+# --------------------------------------------------------------------------------------------
+# The `admit` CLI
+
+SNAPSHOT = {"capacity": 8, "placement": [[{"job": 1, "g": 4}], [{"job": 2, "g": 4}],
+                                         [{"job": 3, "g": 2}], []]}
+
+
+def run_admit(tmp_path, capsys, snapshot, *args):
+    import json
+
+    from proofs_check.admit_cli import main
+
+    path = tmp_path / "snap.json"
+    path.write_text(snapshot if isinstance(snapshot, str) else json.dumps(snapshot))
+    code = main([str(path), *args])
+    out, err = capsys.readouterr()
+    return code, out, err, str(path)
+
+
+def test_admit_cli_answers_the_job_question(tmp_path, capsys):
+    import json
+
+    code, out, _, _ = run_admit(tmp_path, capsys, SNAPSHOT, "--job", "8x2", "--json")
+    res = json.loads(out)
+    assert code == 0 and res["status"] == "optimal"
+    assert (res["migrations"], res["gpus_moved"]) == (1, 2)  # moving the 2 frees a node
+    assert [m["job"] for m in res["moves"]] == [3] and len(res["admitted"]) == 2
+    code, out, _, _ = run_admit(tmp_path, capsys, SNAPSHOT, "--job", "8x3")
+    assert code == 1 and "impossible" in out
+
+
+def test_admit_cli_repack_reports_cost_and_value(tmp_path, capsys):
+    code, out, _, _ = run_admit(tmp_path, capsys, SNAPSHOT, "--repack")
+    assert code == 0
+    assert "migrations: 1   GPUs moved: 4" in out  # Φ★ = 1: the two 4s must share a node
+    assert "partial nodes: 3 -> 1   empty nodes: 1 -> 2" in out
+
+
+@pytest.mark.parametrize("snapshot, args, field", [
+    ({"placement": [[{"job": 1, "g": 9}]]}, ["--repack"], "placement[0][0].g"),
+    ({"placement": [[{"job": 1}]]}, ["--repack"], "placement[0][0]"),
+    ({"placement": [[{"job": 1, "g": 4}, {"job": 2, "g": 6}]]}, ["--repack"], "node 0"),
+    ({"placement": [], "gpus": 8}, ["--repack"], "unknown field 'gpus'"),
+    ({"placement": [[]], "nodes": 0}, ["--repack"], "nodes"),
+    ('{"placement": [', ["--repack"], "not valid JSON"),
+    (SNAPSHOT, ["--job", "4y2"], "--job"),
+    (SNAPSHOT, ["--job", "9x1"], "--job: g=9"),
+])
+def test_admit_cli_bad_input_is_one_line_exit_2(tmp_path, capsys, snapshot, args, field):
+    code, out, err, path = run_admit(tmp_path, capsys, snapshot, *args)
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and field in err
+    if not args[0].startswith("--job"):
+        assert path in err
