@@ -277,9 +277,9 @@ def solve_milp(m: PackingModel, time_limit: float = DEFAULT_TIME_LIMIT) -> Solut
     x = [new_var(f"x{i}", 0, c.ub, cat="Integer") for i, c in enumerate(cols)]
     prob += pulp.lpSum(c.cost * v for c, v in zip(cols, x))
     _add_rows(m, cols, x, prob.addConstraint)
+    start = greedy_pattern_counts(m.counts, m.capacity) if not m.preloaded else {}
     # The objective is integral: an absolute gap below 1 proves optimality, and the default
     # relative gap (1e-4) would accept a non-optimal answer once the objective is in the 10⁴s.
-    start = greedy_pattern_counts(m.counts, m.capacity) if not m.preloaded else {}
     backend = _HighsWithStart({v.name: start.get(c.addon, 0) for c, v in zip(cols, x) if c.cls == -1},
                               msg=False, timeLimit=float(time_limit), threads=1, gapRel=0.0, gapAbs=0.999)
     with _c_stdout_silenced():
@@ -293,8 +293,12 @@ def solve_milp(m: PackingModel, time_limit: float = DEFAULT_TIME_LIMIT) -> Solut
     has_incumbent = info.primal_solution_status == 2  # kSolutionStatusFeasible
     vals = tuple((c, int(round(v.varValue))) for c, v in zip(cols, x)) if has_incumbent else ()
     if st == S.kOptimal:
-        obj = _int_or_none(info.objective_function_value, "nearest")
-        return Solution("optimal", obj, obj, vals, name, version, wall)
+        # Report the objective of the rounded integer solution, and only if it is what HiGHS
+        # reported up to its tolerance; otherwise the float answer cannot be trusted.
+        obj = sum(c.cost * v for c, v in vals)
+        if abs(obj - info.objective_function_value) < 1e-3:
+            return Solution("optimal", obj, obj, vals, name, version, wall)
+        return Solution("unknown", None, _int_or_none(info.mip_dual_bound, "up"), (), name, version, wall)
     # The objective is bounded below by 0, so "unbounded or infeasible" can only be infeasible.
     if st in (S.kInfeasible, S.kUnboundedOrInfeasible):
         return Solution("infeasible", None, None, (), name, version, wall)
