@@ -105,7 +105,7 @@ def brute_canonical(state):
 
 
 # ---------------------------------------------------------------- properties
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(abs_states(), st.randoms(use_true_random=False))
 def test_abs_equivalent_states_share_key(v, rnd):
     js = jobs_in(v)
@@ -117,7 +117,7 @@ def test_abs_equivalent_states_share_key(v, rnd):
     assert is_canonical(canonical(v))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(placements(), st.randoms(use_true_random=False))
 def test_placement_equivalent_states_share_key(p, rnd):
     js = jobs_in(p)
@@ -127,7 +127,7 @@ def test_placement_equivalent_states_share_key(p, rnd):
     assert canonical(p) == canonical(q)
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(abs_states(max_nodes=3, max_jobs=4), abs_states(max_nodes=3, max_jobs=4))
 def test_abs_same_key_iff_isomorphic(a, b):
     if len(a.nodes) != len(b.nodes):
@@ -135,7 +135,7 @@ def test_abs_same_key_iff_isomorphic(a, b):
     assert (canonical(a) == canonical(b)) == (brute_canonical(a) == brute_canonical(b))
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(placements(max_nodes=3, max_jobs=4), placements(max_nodes=3, max_jobs=4))
 def test_placement_same_key_iff_isomorphic(a, b):
     if len(a.nodes) != len(b.nodes):
@@ -143,7 +143,7 @@ def test_placement_same_key_iff_isomorphic(a, b):
     assert (canonical(a) == canonical(b)) == (brute_canonical(a) == brute_canonical(b))
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(abs_states())
 def test_key_is_an_equivalent_state(v):
     """The representative is the state itself, renumbered: same brute-force class."""

@@ -1,0 +1,83 @@
+"""The `verify` command line: selection, one-line usage errors (exit 2), exit codes, JSON that
+--replay re-runs, JUnit XML, progress on stderr."""
+import json
+from xml.etree import ElementTree as ET
+
+import pytest
+
+from proofs_check.cli import main
+
+TINY = ["--max-nodes", "2", "--depth", "3", "--max-jobs", "2", "--max-w", "2"]
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_list_prints_the_catalogue(capsys):
+    code, out, _ = run(capsys, "--list")
+    assert code == 0
+    for cid in ("thm1.slotted", "thm1.pool", "thm1.sif", "prop1", "lemA2", "prop3.tight", "closed-form",
+                "alg2.wcc", "alg2.nowcc", "ring-exact"):
+        assert cid in out
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["--claim", "thm7"], "unknown claim id"),
+    (["--theorem", "9"], "unknown theorem"),
+    (["--theorem", "1", "--max-nodes", "0"], "must be > 0"),
+    (["--theorem", "1", "--depth", "x"], "not a int"),
+    (["--theorem", "1", "--variant", "nope"], "unknown"),
+    (["--replay", "/nonexistent/trace.json"], "no such file"),
+    (["--audit", "/nonexistent/log.jsonl"], "no such file"),
+    ([], "nothing to check"),
+    (["--theorem", "1", "--json", "/nonexistent/dir/out.json"], "directory does not exist"),
+])
+def test_bad_usage_is_one_line_and_exit_2(capsys, argv, needle):
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    assert needle in err and len(err.strip().splitlines()) == 1
+
+
+def test_violation_json_junit_and_replay(capsys, tmp_path):
+    js, xml = tmp_path / "r.json", tmp_path / "r.xml"
+    code, out, err = run(capsys, "--claim", "prop1", "--claim", "thm1.pool", *TINY, "--json", str(js), "--junit", str(xml))
+    assert code == 1
+    assert "bounds: N = 1..2" in out and "distinct" in out and "counterexample" in out
+    assert "done:" in err  # progress on stderr
+    doc = json.loads(js.read_text())
+    verdicts = {r["claim_id"]: r["verdict"] for r in doc["results"]}
+    assert verdicts["prop1"] == "violated" and doc["exit_code"] == 1
+    suite = ET.fromstring(xml.read_text())
+    cases = {c.get("name"): c for c in suite.iter("testcase")}
+    assert cases["prop1"].find("failure") is not None
+    assert cases["thm1.pool"].find("failure") is None
+    code, out, _ = run(capsys, "--replay", str(js))
+    assert code == 1 and "reproduced" in out and "replay prop1" in out
+
+
+def test_budget_exit_3(capsys):
+    code, out, _ = run(capsys, "--claim", "thm1.pool", *TINY, "--max-states", "3", "--quiet")
+    assert code == 3 and "INCONCLUSIVE" in out
+
+
+def test_holds_exit_0_and_sampling_is_reported(capsys):
+    code, out, _ = run(capsys, "--claim", "thm1.pool", *TINY, "--random", "5", "--seed", "3", "--random-nodes", "8",
+                       "--quiet")
+    assert code == 0
+    assert "no counterexample in" in out and "sampled sequences" in out
+
+
+def test_sampling_finds_and_shrinks_a_violation(capsys, tmp_path):
+    """With the exhaustive part too small to see it (depth 1), sampling finds the SIF violation;
+    the shrunk trace replays through --replay."""
+    js = tmp_path / "s.json"
+    code, out, _ = run(capsys, "--claim", "thm1.slotted", "--max-nodes", "1", "--depth", "1", "--random", "300",
+                       "--seed", "1", "--random-nodes", "6", "--quiet", "--json", str(js))
+    assert code == 1 and "found by sampling" in out
+    rec = json.loads(js.read_text())["results"][0]["counterexample"]
+    assert rec["sampled"] and len(rec["events"]) <= 6
+    code, out, _ = run(capsys, "--replay", str(js))
+    assert code == 1
