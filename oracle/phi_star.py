@@ -490,6 +490,10 @@ _memo: dict[tuple[tuple[int, ...], int | None, int, Objective], Certificate] = {
 
 
 def _fast(counts, n_nodes, capacity, objective: Objective, time_limit: float) -> Certificate:
+    if type(counts) is tuple:  # the hot path: a hit needs no validation (only valid keys are stored)
+        cert = _memo.get((counts, n_nodes, capacity, objective))
+        if cert is not None:
+            return cert
     counts = check_counts(counts, n_nodes, capacity)
     key = (counts, n_nodes, capacity, objective)
     cert = _memo.get(key)
