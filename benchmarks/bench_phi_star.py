@@ -87,7 +87,9 @@ def bench_pattern_vs_assignment(args, rng: random.Random) -> None:
             statuses.add(a.status)
         items = statistics.median(sum(c) for c in mixes)
         bools = int(items * n)
-        if bools <= ASSIGN_MAX_BOOLS:
+        if args.assign_mixes < 1:
+            a_ms, a_st, a_ratio = "   n/a", "not run", "n/a"
+        elif bools <= ASSIGN_MAX_BOOLS:
             runs = [assignment_model(c, n, args.assign_limit) for c in mixes[: args.assign_mixes]]
             at = [t for _, t in runs]
             timeouts = sum(1 for s, _ in runs if s == "timeout")
@@ -110,18 +112,18 @@ def random_snapshot(rng: random.Random) -> tuple[tuple[int, ...], int]:
 def bench_memoised(args, rng: random.Random) -> None:
     snaps = [random_snapshot(rng) for _ in range(args.snapshots)]
     clear_cache()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     statuses: dict[str, int] = {}
     solvers: dict[str, int] = {}
     for c, n in snaps:
         cert = phi_star(c, n)
         statuses[cert.status] = statuses.get(cert.status, 0) + 1
-    total = time.perf_counter() - t0
+    total, cpu = time.perf_counter() - t0, time.process_time() - c0
     for c, n in set(snaps):
         s = phi_star(c, n).solver
         solvers[s] = solvers.get(s, 0) + 1
     print(f"\n== memoised phi_star over {len(snaps)} random snapshots (N = 1..8, load U(0,1), cold cache) ==")
-    print(f"total {total:.2f} s  ({1e6 * total / len(snaps):.1f} µs/call), distinct (counts, N): "
+    print(f"total {total:.2f} s wall, {cpu:.2f} s CPU ({1e6 * total / len(snaps):.1f} µs/call), distinct (counts, N): "
           f"{len(set(snaps))}, statuses {statuses}, distinct solved by {solvers}")
 
 
