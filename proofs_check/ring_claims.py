@@ -189,36 +189,45 @@ def _sample_instance(cluster: RackCluster, rng: np.random.Generator, max_racks: 
             return [int(r) for r in res], int(rng.integers(top[0] + 1, hi + 1))
 
 
+KEYS = ("racks", "ring_cost", "fragmentation")
+
+
 class _Tally:
-    """Per-key counts and worst gaps; keeps the smallest violating instance."""
+    """Per-source, per-key counts and worst gaps; keeps the smallest violating instance."""
 
     def __init__(self) -> None:
         self.total = self.suboptimal = self.unknown = 0
-        self.by_source = {"exhaustive": [0, 0], "sampled": [0, 0]}
-        self.by_key = {"racks": [0, 0], "ring_cost": [0, 0], "fragmentation": [0, 0.0]}
+        self.sources = {src: {"instances": 0, "suboptimal": 0, "by_key": {k: [0, 0.0] for k in KEYS}}
+                        for src in ("exhaustive", "sampled")}
         self.smallest: dict | None = None
 
     def add(self, source: str, status: str, record: dict | None, gap: tuple | None) -> None:
         self.total += 1
-        self.by_source[source][0] += 1
+        src = self.sources[source]
+        src["instances"] += 1
         if status == "unknown":
             self.unknown += 1
         elif status == "suboptimal":
             self.suboptimal += 1
-            self.by_source[source][1] += 1
+            src["suboptimal"] += 1
             level = next(i for i, g in enumerate(gap) if g != 0)
-            entry = self.by_key[("racks", "ring_cost", "fragmentation")[level]]
+            entry = src["by_key"][KEYS[level]]
             entry[0] += 1
             entry[1] = max(entry[1], gap[level])
             if self.smallest is None or _instance_size(record) < _instance_size(self.smallest):
                 self.smallest = record
 
     def stats(self) -> dict[str, Any]:
+        def keyed(by_key):
+            return {k: {"worse": v[0], "max_gap": round(float(v[1]), 6)} for k, v in by_key.items()}
+
+        merged = {k: [sum(s["by_key"][k][0] for s in self.sources.values()),
+                      max(s["by_key"][k][1] for s in self.sources.values())] for k in KEYS}
         return {"instances": self.total, "suboptimal": self.suboptimal,
                 "suboptimal_rate": round(self.suboptimal / self.total, 6) if self.total else 0.0,
-                "unknown": self.unknown,
-                "by_source": {k: {"instances": v[0], "suboptimal": v[1]} for k, v in self.by_source.items()},
-                "by_key": {k: {"worse": v[0], "max_gap": round(float(v[1]), 6)} for k, v in self.by_key.items()}}
+                "unknown": self.unknown, "by_key": keyed(merged),
+                "by_source": {name: {"instances": s["instances"], "suboptimal": s["suboptimal"],
+                                     "by_key": keyed(s["by_key"])} for name, s in self.sources.items()}}
 
 
 def replay_ring_choice(counterexample: dict) -> list[str]:

@@ -1,5 +1,4 @@
 """OCS simulator: chip and job conservation, common random numbers, metric sanity, bad input."""
-import numpy as np
 import pytest
 
 from heuristics.ocs_sim import (WORKLOADS, Band, DurationModel, Job, Phase, Windows, Workload,
