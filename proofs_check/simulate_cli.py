@@ -5,9 +5,12 @@ Usage::
     simulate [TRACE] [--format venus|gfs|pai2020|openb|simple] [--schedulers a,b,c]
              [--eta 0.85,0.9] [--migration-cost 8[,1,10]] [--charging per-event|per-instance]
              [--queue fifo|backfill] [--nodes N] [--day D[,D2|D1-D2]] [--window T0:T1]
+             [--policy-opt SCHED:KEY=VALUE ...]
              [--seed S] [--out DIR] [--workers K] [--plot]
 
-Without TRACE the built-in generated trace (``heuristics.trace_gen``) is replayed. The sweep is
+Without ``--schedulers`` every registered scheduler that can be built without options (or with
+the ``--policy-opt`` options given) runs; the others are named on stderr (e.g. ``hier-compass``
+needs ``--policy-opt hier-compass:panels_per_domain=K``). Without TRACE the built-in generated trace (``heuristics.trace_gen``) is replayed. The sweep is
 schedulers × η × migration cost × days (one run each); the cluster of a run has N(η) nodes
 (eq. 13, ``heuristics.sizing.cluster_size``) of the replayed window unless ``--nodes`` fixes N.
 ``--day D`` replays the jobs submitted on day D (0-based, 86,400 s from the first submit);
@@ -35,7 +38,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from heuristics.policy import policy_names
+from heuristics.policy import make_policy, policy_names
 from heuristics.queueing import DISCIPLINES
 from heuristics.sim_metrics import RunMetrics, compute_metrics
 from heuristics.simulator import CHARGING, SERIES_COLUMNS, SimConfig, SimResult, simulate
@@ -109,6 +112,50 @@ def _days(text: str) -> list[int]:
     return out
 
 
+def _value(text: str) -> object:
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def parse_policy_opts(items: Sequence[str], known: Sequence[str]) -> dict[str, tuple[tuple[str, object], ...]]:
+    """``SCHED:KEY=VALUE`` items -> scheduler -> sorted (key, value) pairs (ints/floats parsed)."""
+    opts: dict[str, dict[str, object]] = {}
+    for item in items:
+        sched, _, kv = item.partition(":")
+        key, eq, val = kv.partition("=")
+        if not (sched and key and eq):
+            raise InputError(f"--policy-opt: {item!r} is not SCHED:KEY=VALUE")
+        if sched not in known:
+            raise InputError(f"--policy-opt: unknown scheduler {sched!r}")
+        opts.setdefault(sched, {})[key] = _value(val)
+    return {s: tuple(sorted(kv.items())) for s, kv in opts.items()}
+
+
+def build_error(name: str, n_nodes: int, opts: tuple[tuple[str, object], ...]) -> str | None:
+    """Why ``name`` cannot be built on ``n_nodes`` nodes with ``opts`` (None when it can)."""
+    try:
+        make_policy(name, n_nodes, **dict(opts))
+    except (TypeError, ValueError) as e:
+        return str(e)
+    return None
+
+
+def default_schedulers(policy_opts: dict) -> tuple[list[str], list[tuple[str, str]]]:
+    """Every registered scheduler that builds with the options given; the others with the reason."""
+    names, skipped = [], []
+    for name in policy_names():
+        why = build_error(name, 8, policy_opts.get(name, ()))
+        if why is None:
+            names.append(name)
+        else:
+            skipped.append((name, why))
+    return names, skipped
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = _Parser(prog="simulate", description=__doc__.split("\n")[0])
     p.add_argument("trace", nargs="?", help="trace file (default: the built-in generated trace)")
@@ -118,6 +165,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--migration-cost", default="8", help="seconds per migration, comma-separated")
     p.add_argument("--charging", default="per-event", help=f"one of {', '.join(CHARGING)}")
     p.add_argument("--queue", default="fifo", help=f"one of {', '.join(DISCIPLINES)}")
+    p.add_argument("--policy-opt", action="append", default=[], metavar="SCHED:KEY=VALUE",
+                   help="option for one scheduler, e.g. hier-compass:panels_per_domain=2 (repeatable)")
     p.add_argument("--nodes", type=int, default=None, help="fix N instead of sizing by η")
     p.add_argument("--day", default=None, help="day(s) to replay: D, D1,D2 or D1-D2")
     p.add_argument("--window", default=None, help="submit window T0:T1 in seconds")
@@ -133,10 +182,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     if a.queue not in DISCIPLINES:
         raise InputError(f"--queue: unknown {a.queue!r} (known: {', '.join(DISCIPLINES)})")
     known = policy_names()
-    a.schedulers = known if a.schedulers is None else [s for s in a.schedulers.split(",") if s]
-    for s in a.schedulers:
-        if s not in known:
-            raise InputError(f"--schedulers: unknown scheduler {s!r} (known: {', '.join(known)})")
+    a.policy_opts = parse_policy_opts(a.policy_opt, known)
+    a.skipped = []
+    if a.schedulers is None:
+        a.schedulers, a.skipped = default_schedulers(a.policy_opts)
+    else:
+        a.schedulers = [s for s in a.schedulers.split(",") if s]
+        for s in a.schedulers:
+            if s not in known:
+                raise InputError(f"--schedulers: unknown scheduler {s!r} (known: {', '.join(known)})")
     a.eta = _floats(a.eta, "--eta")
     if any(not 0 < e <= 1 for e in a.eta):
         raise InputError(f"--eta: every η must be in (0, 1], got {a.eta}")
@@ -191,10 +245,14 @@ def plan(trace: Trace, a: argparse.Namespace) -> list[tuple[RunSpec, Trace]]:
     for day, w in windows(trace, a):
         for eta in a.eta:
             n = a.nodes if a.nodes is not None else cluster_size(w, eta)
+            for s in a.schedulers:
+                why = build_error(s, n, a.policy_opts.get(s, ()))
+                if why is not None:
+                    raise InputError(f"scheduler {s} on N={n} nodes: {why}")
             for cost in a.migration_cost:
                 for s in a.schedulers:
                     cfg = SimConfig(s, n, queue=a.queue, charging=a.charging, migration_cost=cost,
-                                    seed=a.seed)
+                                    seed=a.seed, policy_opts=a.policy_opts.get(s, ()))
                     runs.append((RunSpec(s, eta, cost, day, cfg), w))
     return runs
 
@@ -298,6 +356,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (InputError, TraceError, ValueError) as e:
         print(f"simulate: error: {e}", file=sys.stderr)
         return EXIT_USAGE
+    for name, why in a.skipped:
+        print(f"simulate: note: {name} skipped ({why}); name it with its options to run it",
+              file=sys.stderr)
     print(trace.report.summary())
     progress = Progress(len(runs))
     outcomes: list[RunOutcome] = []

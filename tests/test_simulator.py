@@ -52,7 +52,9 @@ class Watcher:
 
 
 # round-based policies get short rounds so that the traces below cross several round starts
-ROUND_OPTS = {"fft": (("round_length", 7.0),), "drr": (("round_length", 7.0),)}
+# (hier-compass needs its domain size; K = 1 keeps every cluster size legal)
+ROUND_OPTS = {"fft": (("round_length", 7.0),), "drr": (("round_length", 7.0),),
+              "hier-compass": (("panels_per_domain", 1),)}
 
 
 @pytest.mark.parametrize("policy", policy_names())
@@ -245,6 +247,8 @@ def test_cli_end_to_end(tmp_path, capsys):
     (["/no/such/file.csv"], "no such file"),
     (["--format", "xml"], "unknown format"),
     (["--plot"], "--plot needs --out"),
+    (["--policy-opt", "fft:round_length"], "SCHED:KEY=VALUE"),
+    (["--schedulers", "hier-compass"], "panels_per_domain"),
 ])
 def test_cli_bad_input_exit_2(args, msg, capsys):
     from proofs_check.simulate_cli import main
