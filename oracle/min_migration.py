@@ -27,13 +27,15 @@ patterns are equal are interchangeable, so the ILP has one integer variable per
 
     z[k,p] ≥ 0;   Σ_p z[k,p] = |class k|;   Σ_{k,p} p_g·z[k,p] = n_g (+ new instances);
     Σ_{k, p partial} z[k,p] ≤ target_partial (repack only);
-    minimise  W·Σ z[k,p]·mig(k,p) + Σ z[k,p]·gpu(k,p),   mig(k,p) = Σ_g max(0, c_k,g − p_g),
-              gpu(k,p) = Σ_g g·max(0, c_k,g − p_g),  W = G·(instances) + 1 (lexicographic).
+    lexicographically minimise  (Σ z[k,p]·mig(k,p),  Σ z[k,p]·gpu(k,p)),
+    mig(k,p) = Σ_g max(0, c_k,g − p_g),   gpu(k,p) = Σ_g g·max(0, c_k,g − p_g).
 
-At most (patterns + 1)² variables (67² for G = 8) whatever N: symmetry between nodes is removed
-by construction rather than by symmetry-breaking constraints. :func:`realise_target` turns the
-per-node target counts back into concrete moves. The model is solved by CP-SAT (one worker, the
-default) or by HiGHS through PuLP (``solver="highs"``), a second opinion. The brute force (:func:`repack_bruteforce`,
+At most 67 × 67 variables for G = 8 (current classes × target patterns, the empty one included)
+whatever N: symmetry between nodes is removed by construction rather than by symmetry-breaking
+constraints. :func:`realise_target` turns the per-node target counts back into concrete moves.
+Solvers: CP-SAT (one worker, the default) in two stages (migrations, then GPUs with the count
+fixed), or HiGHS through PuLP (``solver="highs"``, a second opinion) on the weighted objective
+W·migrations + GPUs, W = G·(instances) + 1. The brute force (:func:`repack_bruteforce`,
 :func:`admit_bruteforce`) enumerates instance-to-node assignments and shares nothing with the
 model (not even Φ★); the tests cross-check the two.
 
@@ -89,7 +91,9 @@ class MigrationCertificate:
     """Outcome of one min-migration solve.
 
     ``migrations`` / ``gpus_moved`` describe the incumbent (None without one); ``bound`` is a
-    proven lower bound on migrations (equal to ``migrations`` when optimal). ``placement`` is the
+    proven lower bound on migrations (equal to ``migrations`` when optimal). ``status`` is about
+    the migration count (the primary objective); ``gpus_proven`` says whether ``gpus_moved`` is
+    also proven minimal among the minimum-migration packings (the secondary objective). ``placement`` is the
     target placement (per node, items sorted), ``moves`` the migrations that reach it,
     ``admitted`` where each new instance goes. ``target_partial`` is the partial-node bound the
     repack aimed at (None for an admission question).
@@ -99,6 +103,7 @@ class MigrationCertificate:
     migrations: int | None
     bound: int | None
     gpus_moved: int | None
+    gpus_proven: bool
     target_partial: int | None
     partial_before: int
     partial_after: int | None
@@ -267,11 +272,14 @@ class RepackModel:
 
 @dataclass(frozen=True)
 class RawSolution:
-    """A backend's answer: status, column values (None without incumbent), proven objective bound."""
+    """A backend's answer: status of the migration count, column values (None without an
+    incumbent), a proven lower bound on migrations, and whether GPUs moved is proven minimal
+    among the minimum-migration packings."""
 
     status: Status
     values: tuple[int, ...] | None
-    bound: float | None
+    bound: int | None
+    gpus_proven: bool
     solver: str
     solver_version: str
     wall_time: float
@@ -309,6 +317,8 @@ def _rows(m: RepackModel, x: Sequence, add) -> None:
 
 
 def solve_cpsat(m: RepackModel, time_limit: float) -> RawSolution:
+    """Two stages on one model: fewest migrations; then, with that count fixed and the first
+    answer as a hint, fewest GPUs moved (measured faster than one weighted objective)."""
     from ortools import __version__ as ortools_version
     from ortools.sat.python import cp_model
 
@@ -316,25 +326,43 @@ def solve_cpsat(m: RepackModel, time_limit: float) -> RawSolution:
     model = cp_model.CpModel()
     x = [model.new_int_var(0, len(m.classes[c][1]), "") for c, _ in m.columns]
     _rows(m, x, model.add)
-    model.minimize(sum(c * v for c, v in zip(m.costs(), x) if c))
+    out = [outflow(m.classes[c][0], p) for c, p in m.columns]
+    migrations = sum(o[0] * v for o, v in zip(out, x) if o[0])
+    model.minimize(migrations)
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
-    # Measured (N = 12 and 128, 90 % load): probing and symmetry detection cost more than they
-    # save on this small transportation-like model; halves the solve time.
+    # Measured on 90 %-load fragmented placements, N = 12..128 (benchmarks/bench_min_migration.py
+    # and the notes in docs/sifopt.md): probing and symmetry detection cost more than they save on
+    # this small transportation-like model, and adding the LP rows up front (not lazily) makes
+    # the LP bound available at once; together 2-10x faster.
     solver.parameters.cp_model_probing_level = 0
     solver.parameters.symmetry_level = 0
+    solver.parameters.add_lp_constraints_lazily = False
     solver.parameters.max_time_in_seconds = float(time_limit)
     st = solver.solve(model)
-    wall = time.perf_counter() - t0
-    if st in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return RawSolution("optimal" if st == cp_model.OPTIMAL else "feasible",
-                           tuple(solver.value(v) for v in x), solver.best_objective_bound,
-                           "cp-sat", ortools_version, wall)
-    status: Status = "infeasible" if st == cp_model.INFEASIBLE else "unknown"
-    return RawSolution(status, None, None, "cp-sat", ortools_version, wall)
+    name = "cp-sat"
+    if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        status: Status = "infeasible" if st == cp_model.INFEASIBLE else "unknown"
+        return RawSolution(status, None, None, False, name, ortools_version, time.perf_counter() - t0)
+    values = tuple(solver.value(v) for v in x)
+    if st == cp_model.FEASIBLE:
+        return RawSolution("feasible", values, max(0, math.ceil(solver.best_objective_bound - 1e-6)), False,
+                           name, ortools_version, time.perf_counter() - t0)
+    best = int(round(solver.objective_value))
+    model.add(migrations == best)
+    for v, val in zip(x, values):
+        model.add_hint(v, val)
+    model.minimize(sum(o[1] * v for o, v in zip(out, x) if o[1]))
+    solver.parameters.max_time_in_seconds = max(0.01, float(time_limit) - (time.perf_counter() - t0))
+    st2 = solver.solve(model)
+    if st2 in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        values = tuple(solver.value(v) for v in x)
+    return RawSolution("optimal", values, best, st2 == cp_model.OPTIMAL, name, ortools_version,
+                       time.perf_counter() - t0)
 
 
 def solve_milp(m: RepackModel, time_limit: float) -> RawSolution:
+    """One weighted objective W·migrations + GPUs moved (lexicographic, see RepackModel.weight)."""
     import highspy
     import pulp
 
@@ -355,12 +383,15 @@ def solve_milp(m: RepackModel, time_limit: float) -> RawSolution:
     name, version = "highs (pulp)", f"HiGHS {hm.version()} / PuLP {pulp.__version__}"
     S = highspy.HighsModelStatus
     if st in (S.kInfeasible, S.kUnboundedOrInfeasible):  # objective ≥ 0: never unbounded
-        return RawSolution("infeasible", None, None, name, version, wall)
+        return RawSolution("infeasible", None, None, False, name, version, wall)
     if info.primal_solution_status != 2:  # no feasible incumbent
-        return RawSolution("unknown", None, None, name, version, wall)
+        return RawSolution("unknown", None, None, False, name, version, wall)
     values = tuple(int(round(v.varValue)) for v in x)
-    status: Status = "optimal" if st == S.kOptimal else "feasible"
-    return RawSolution(status, values, info.mip_dual_bound, name, version, wall)
+    if st == S.kOptimal:
+        return RawSolution("optimal", values, None, True, name, version, wall)
+    # Any solution costs W·migrations + GPUs with GPUs < W, so ⌊bound / W⌋ bounds migrations.
+    bound = max(0, math.ceil(info.mip_dual_bound - 1e-6)) // m.weight
+    return RawSolution("feasible", values, bound, False, name, version, wall)
 
 
 BACKENDS = {"cp-sat": solve_cpsat, "highs": solve_milp}
@@ -371,7 +402,7 @@ def _certificate(m: RepackModel, raw: RawSolution) -> MigrationCertificate:
                   empty_before=empty_count(m.nodes), solver=raw.solver,
                   solver_version=raw.solver_version, wall_time=raw.wall_time)
     if raw.values is None:
-        return MigrationCertificate(raw.status, None, None, None, partial_after=None, empty_after=None,
+        return MigrationCertificate(raw.status, None, None, None, False, partial_after=None, empty_after=None,
                                     placement=None, moves=(), admitted=(), **common)
     targets: list[Pattern] = [()] * len(m.nodes)
     slots = [iter(members) for _, members in m.classes]
@@ -379,10 +410,8 @@ def _certificate(m: RepackModel, raw: RawSolution) -> MigrationCertificate:
         for _ in range(v):
             targets[next(slots[c])] = p
     placement, moves, admitted = realise_target(m.nodes, targets, m.new_items)
-    optimal = raw.status == "optimal"
-    # Any solution costs W·migrations + GPUs with GPUs < W, so ⌊bound / W⌋ bounds migrations.
-    bound = len(moves) if optimal else max(0, math.ceil(raw.bound - 1e-6)) // m.weight
-    return MigrationCertificate(raw.status, len(moves), bound, sum(mv.g for mv in moves),
+    bound = len(moves) if raw.status == "optimal" else raw.bound
+    return MigrationCertificate(raw.status, len(moves), bound, sum(mv.g for mv in moves), raw.gpus_proven,
                                 partial_after=partial_count(placement, m.capacity),
                                 empty_after=empty_count(placement), placement=placement, moves=moves,
                                 admitted=admitted, **common)
@@ -412,7 +441,7 @@ def min_migration_repack(current: Sequence[Sequence[Item]], capacity: int = 8,
         cert = phi_star(instance_counts(nodes, new_items, capacity), len(nodes), capacity, time_limit)
         if cert.status != "optimal":
             status: Status = "infeasible" if cert.status == "infeasible" else "unknown"
-            return MigrationCertificate(status, None, None, None, target_partial=None,
+            return MigrationCertificate(status, None, None, None, False, target_partial=None,
                                         partial_before=partial_count(nodes, capacity), partial_after=None,
                                         empty_before=empty_count(nodes), empty_after=None, placement=None,
                                         moves=(), admitted=(), solver=cert.solver,

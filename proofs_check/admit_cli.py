@@ -153,7 +153,8 @@ def render(cert: MigrationCertificate, question: dict) -> str:
     if cert.migrations is None:
         lines.append("unknown: the solver found no answer within its time limit")
         return "\n".join(lines)
-    proven = "" if cert.is_optimal else f"  [NOT proven optimal; proven lower bound {cert.bound}]"
+    proven = ("" if cert.gpus_proven else "  [GPUs moved not proven minimal]") if cert.is_optimal else \
+        f"  [NOT proven optimal; proven lower bound {cert.bound}]"
     lines.append(f"migrations: {cert.migrations}   GPUs moved: {cert.gpus_moved}{proven}")
     lines.append(f"partial nodes: {cert.partial_before} -> {cert.partial_after}   "
                  f"empty nodes: {cert.empty_before} -> {cert.empty_after}")

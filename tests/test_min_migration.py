@@ -71,7 +71,7 @@ def test_repack_to_phi_star_matches_bruteforce(current):
     phi = phi_star_bruteforce(tuple(demands.get(g, 0) for g in range(1, G + 1)), len(current), G)
     assert cert.target_partial == phi.objective and cert.partial_after == phi.objective
     assert (cert.migrations, cert.gpus_moved) == repack_bruteforce(current, G)
-    assert cert.bound == cert.migrations
+    assert cert.bound == cert.migrations and cert.gpus_proven
 
 
 @settings(max_examples=40, deadline=None)
