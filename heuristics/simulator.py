@@ -41,8 +41,10 @@ Round-based policies (FFT-like, DRR-like: ``heuristics.repack_baselines``) offer
 processes and applies (charges) the returned round-start migrations like an event's; the queue is
 then retried, since a reorganisation can make room.
 
-Policies may offer a fast accessor ``occupancy() -> tuple`` (number of nodes at each used level
-0..G); without it the simulator derives the same histogram from ``placement()`` (O(cluster)).
+Φπ and the empty-node count are read through the cheapest accessor a policy offers:
+``occupancy() -> tuple`` (number of nodes at each used level 0..G), else ``partial_count()`` plus
+``empty_count()`` (O(1) counters), else ``placement()`` (O(cluster)) — and only after events that
+changed the policy state. Used GPUs come from the simulator's own instance counts.
 """
 from __future__ import annotations
 
@@ -241,12 +243,12 @@ class _Recorder:
     cols: dict[str, list] = field(default_factory=lambda: {c: [] for c in SERIES_COLUMNS[:-1]})
     counts: list = field(default_factory=list)
 
-    def sample(self, t: float, occ: Sequence[int], counts: tuple[int, ...], queue: list[Job],
-               running: int, migrating: int) -> None:
-        used = sum(u * k for u, k in enumerate(occ))
-        idle = (len(occ) - 1) * sum(occ) - used
+    def sample(self, t: float, partial_empty: tuple[int, int], counts: tuple[int, ...], gpus: int,
+               queue: list[Job], running: int, migrating: int) -> None:
+        used = sum(g * c for g, c in enumerate(counts, 1))
+        idle = gpus - used
         head = queue[0] if queue else None
-        values = (t, sum(occ[1:-1]), occ[0], used, len(queue), running, migrating,
+        values = (t, *partial_empty, used, len(queue), running, migrating,
                   int(head is not None and idle >= head.g * head.w), int(wcc_holds(counts)))
         cols = self.cols
         if cols["t"] and cols["t"][-1] == t:  # same instant: the later state is what holds
@@ -269,15 +271,21 @@ class _Recorder:
         return Series(counts=tuple(self.counts), phi_star=phis, **cols), unknown
 
 
-def _occupancy(policy: Policy) -> tuple[int, ...]:
-    fast = getattr(policy, "occupancy", None)
-    if fast is not None:
-        return fast()
-    p = policy.placement()
-    hist = [0] * (p.capacity + 1)
-    for n in range(p.n_nodes):
-        hist[p.used(n)] += 1
-    return tuple(hist)
+def node_counter(policy: Policy) -> Callable[[], tuple[int, int]]:
+    """A reader of (partial nodes Φπ, fully empty nodes) using the policy's cheapest accessor."""
+    if hasattr(policy, "occupancy"):
+        def from_histogram() -> tuple[int, int]:
+            occ = policy.occupancy()
+            return sum(occ[1:-1]), occ[0]
+        return from_histogram
+    if hasattr(policy, "partial_count") and hasattr(policy, "empty_count"):
+        return lambda: (policy.partial_count(), policy.empty_count())
+
+    def from_placement() -> tuple[int, int]:
+        p = policy.placement()
+        used = [p.used(n) for n in range(p.n_nodes)]
+        return sum(1 for u in used if 0 < u < p.capacity), used.count(0)
+    return from_placement
 
 
 def simulate(jobs: Sequence[SimJob], config: SimConfig, *, phi_star: PhiStar | None = oracle_phi_star,
@@ -321,8 +329,9 @@ def simulate(jobs: Sequence[SimJob], config: SimConfig, *, phi_star: PhiStar | N
     status, note = "complete", ""
     rec = _Recorder(cap)
     now = 0.0
-    occ = _occupancy(policy)
-    changed = False  # the policy state changed since ``occ`` was read
+    read_nodes = node_counter(policy)
+    nodes = read_nodes()
+    changed = False  # the policy state changed since ``nodes`` was read
 
     def push(t: float, prio: int, jid: int, version: int) -> None:
         nonlocal seq
@@ -401,9 +410,9 @@ def simulate(jobs: Sequence[SimJob], config: SimConfig, *, phi_star: PhiStar | N
             if len(queue) > tried:
                 discipline(queue, tried, try_admit)
                 tried = len(queue)  # a discipline returns only when every waiting job was refused
-            if changed:  # reading a policy's occupancy may cost O(cluster): only when needed
-                occ, changed = _occupancy(policy), False
-            rec.sample(now, occ, tuple(counts), queue, len(running), migrating)
+            if changed:  # reading the policy may cost O(cluster): only when its state changed
+                nodes, changed = read_nodes(), False
+            rec.sample(now, nodes, tuple(counts), n_nodes * cap, queue, len(running), migrating)
             if observer is not None:
                 observer(now, policy, running_jobs)
         if queue:

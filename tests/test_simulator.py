@@ -309,3 +309,29 @@ def test_round_start_migrations_are_charged_and_retry_the_queue(monkeypatch):
     j0, j1 = res.jobs
     assert (j0.migrations, j0.migration_delay, j0.end) == (1, 4.0, 24.0)
     assert (j1.migrations, j1.end) == (0, 8.0)
+
+
+def test_node_counters_agree():
+    from heuristics.cluster import empty_nodes, partial_nodes
+
+    class PlacementOnly:
+        def __init__(self, inner):
+            self.inner = inner
+
+        def placement(self):
+            return self.inner.placement()
+
+    class Counters(PlacementOnly):
+        def partial_count(self):
+            return partial_nodes(self.inner.placement())
+
+        def empty_count(self):
+            return empty_nodes(self.inner.placement())
+
+    p = make_policy("worst-fit", 3)
+    for i, (g, w) in enumerate([(4, 1), (1, 3), (8, 1), (2, 2)]):
+        p.arrive(sim.Job(i, g, w))
+    expected = (partial_nodes(p.placement()), empty_nodes(p.placement()))
+    assert expected != (0, 0)
+    for view in (p, PlacementOnly(p), Counters(p)):
+        assert sim.node_counter(view)() == expected
