@@ -178,6 +178,15 @@ def generate_trace(cluster: RackCluster, workload: Workload, load: float, seed: 
     return jobs
 
 
+class Decision(NamedTuple):
+    """A started job: its id, start time, the residuals the policy saw, and its placement."""
+
+    job: int
+    time: float
+    residual: tuple[int, ...]
+    placement: RackPlacement
+
+
 @dataclass(frozen=True)
 class SimResult:
     """Metrics over jobs arriving in the measurement window, plus conservation counts."""
@@ -196,7 +205,7 @@ class SimResult:
     queued_at_end: int
     running_at_end: int
     busy_at_end: int
-    placements: tuple[tuple[int, float, RackPlacement], ...] = field(default=(), repr=False)
+    decisions: tuple["Decision", ...] = field(default=(), repr=False)
 
     METRICS = ("utilisation", "blocking", "mean_wait", "p95_wait", "mean_ring_cost")
 
@@ -207,7 +216,7 @@ COMPLETE, ARRIVE = 0, 1
 def simulate(cluster: RackCluster, policy: RackPolicy, jobs: Sequence[Job],
              windows: Windows = Windows(), validate: bool = False, keep: bool = False) -> SimResult:
     """Run ``policy`` on ``jobs``; ``validate`` checks every placement and chip conservation after
-    every event (raises AssertionError), ``keep`` records (job, start, placement) triples."""
+    every event (raises AssertionError), ``keep`` records a :class:`Decision` per started job."""
     for i, j in enumerate(jobs):
         if j.id != i or not 1 <= j.demand or j.duration < 0 or j.arrival < 0:
             raise ValueError(f"jobs[{i}]: {j} (ids must be 0..n−1 in order, demand ≥ 1, times ≥ 0)")
@@ -237,6 +246,8 @@ def simulate(cluster: RackCluster, policy: RackPolicy, jobs: Sequence[Job],
         if validate:
             errs = placement_violations(cluster, residual, job.demand, p)
             assert not errs, f"{policy.name} job {jid}: {errs}"
+        if keep:
+            kept.append(Decision(jid, now, tuple(int(x) for x in residual), p))
         for r, c in p.alloc:
             residual[r] -= c
         free -= job.demand
@@ -244,8 +255,6 @@ def simulate(cluster: RackCluster, policy: RackPolicy, jobs: Sequence[Job],
         start_at[jid] = now
         if len(p.alloc) > 1:
             ring_cost_of[jid] = p.cost
-        if keep:
-            kept.append((jid, now, p))
         heapq.heappush(heap, (now + job.duration, COMPLETE, seq, jid))
         seq += 1
         return True
@@ -322,5 +331,5 @@ def _metrics(cluster, jobs, windows, start_at, ring_cost_of, kept, busy_integral
         queued_at_end=len(queue),
         running_at_end=len(running),
         busy_at_end=cluster.total_chips - free,
-        placements=tuple(kept),
+        decisions=tuple(kept),
     )

@@ -20,7 +20,8 @@ Method (exact, exploits the structure):
 - level 3 for a fixed set is a min-plus knapsack over leftovers l_i ∈ [0, r_i − 1] with
   Σ l_i = Σ r_i − D (so every selected rack gets at least one chip).
 The initial incumbent is the k* largest residuals (always feasible). If the time limit is hit the
-certificate says ``unknown`` and reports the incumbent and the best proven lower bound.
+certificate says ``unknown`` and reports the incumbent and the best proven lower bound; a job
+needing more than ``MAX_RACKS`` racks is ``unknown`` outright.
 """
 from __future__ import annotations
 
@@ -33,7 +34,10 @@ from typing import Sequence
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from oracle.ring_tour import held_karp
+
 SOLVER = "rack_subset branch-and-bound"
+MAX_RACKS = 12  # beyond this the per-node subset DP (m·2^m·m) gets too large: answer unknown
 
 
 @dataclass(frozen=True)
@@ -97,16 +101,43 @@ def _paths(m: int) -> np.ndarray:
     return np.array(list(permutations(range(m))), dtype=np.int64).reshape(-1, m)
 
 
-def _tours_with(members: np.ndarray, cands: np.ndarray, dist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Exact min closed tour of members ∪ {c} for every candidate c (vectorised), and for each c
-    the index of the best Hamiltonian path of ``members`` (to rebuild the order)."""
+PERMUTATION_LIMIT = 6  # up to 6! = 720 orders enumerate faster than the subset DP runs
+
+
+def _path_costs(members: np.ndarray, dist: np.ndarray) -> np.ndarray:
+    """H[a, b] = shortest path from members[a] to members[b] visiting every member once
+    (inf on the diagonal). Enumeration for small sets, a Held–Karp DP over subsets beyond."""
+    m = len(members)
+    h = np.full((m, m), np.inf)
+    if m <= PERMUTATION_LIMIT:
+        order = _paths(m)
+        paths = members[order]
+        cost = dist[paths[:, :-1], paths[:, 1:]].sum(axis=1)
+        np.minimum.at(h, (order[:, 0], order[:, -1]), cost)
+    else:
+        dd = dist[np.ix_(members, members)].astype(float)
+        best = np.full((m, 1 << m, m), np.inf)  # [start, visited set, end]
+        best[np.arange(m), 1 << np.arange(m), np.arange(m)] = 0.0
+        bits = 1 << np.arange(m)
+        for s in range(1, 1 << m):
+            ext = (best[:, s, :, None] + dd[None, :, :]).min(axis=1)  # [start, next]
+            for j in np.flatnonzero((s & bits) == 0):
+                t = s | int(bits[j])
+                best[:, t, j] = np.minimum(best[:, t, j], ext[:, j])
+        h = best[:, (1 << m) - 1, :]
+    if m > 1:
+        np.fill_diagonal(h, np.inf)
+    return h
+
+
+def _tours_with(members: np.ndarray, cands: np.ndarray, dist: np.ndarray) -> np.ndarray:
+    """Exact min closed tour of members ∪ {c} for every candidate c at once: close the best
+    Hamiltonian path of ``members`` through c."""
     if len(members) == 1:
-        return 2 * dist[members[0], cands], np.zeros(len(cands), dtype=np.int64)
-    paths = members[_paths(len(members))]
-    inner = dist[paths[:, :-1], paths[:, 1:]].sum(axis=1)
-    total = inner[:, None] + dist[paths[:, -1]][:, cands] + dist[paths[:, 0]][:, cands]
-    arg = np.argmin(total, axis=0)
-    return total[arg, np.arange(len(cands))], arg
+        return 2 * dist[members[0], cands]
+    h = _path_costs(members, dist)
+    to_c = dist[np.ix_(members, cands)]
+    return (h[:, :, None] + to_c[:, None, :] + to_c[None, :, :]).min(axis=(0, 1))
 
 
 def lex_optimal_subset(residual: Sequence[int], demand: int, dist: Sequence[Sequence[float]] | np.ndarray,
@@ -131,6 +162,8 @@ def lex_optimal_subset(residual: Sequence[int], demand: int, dist: Sequence[Sequ
     k = min_racks(res_all, demand)
     if k is None:
         return done("infeasible", None, None, None, None)
+    if k > MAX_RACKS:
+        return done("unknown", None, (k, 0.0, 0.0), None, None)
     pos = np.flatnonzero(res_all > 0)
     order = pos[np.lexsort((pos, -res_all[pos]))]  # decreasing residual, ties by id
     r = res_all[order]
@@ -177,7 +210,7 @@ def lex_optimal_subset(residual: Sequence[int], demand: int, dist: Sequence[Sequ
         if len(cands) == 0:
             continue
         members = order[list(chosen)]
-        tours, _ = _tours_with(members, order[cands], d)
+        tours = _tours_with(members, order[cands], d)
         keep = np.array([not hopeless(t) for t in tours.tolist()], dtype=bool)
         cands, tours = cands[keep], tours[keep]
         if need_after == 0:
@@ -196,10 +229,14 @@ def lex_optimal_subset(residual: Sequence[int], demand: int, dist: Sequence[Sequ
 
 
 def _tour_exact(members: np.ndarray, dist: np.ndarray) -> tuple[tuple[int, ...], float]:
-    """Exact min closed tour of a small set (fix the first member, try every order of the rest)."""
+    """Exact min closed tour of a small set: every order of the rest after the first member up
+    to 8 racks, Held–Karp beyond."""
     if len(members) < 3:
         return tuple(int(m) for m in members), (2 * dist[members[0], members[-1]]).item() if len(members) == 2 else 0
-    rest, arg = members[1:], None
+    if len(members) > 8:
+        cost, order = held_karp(dist[np.ix_(members, members)])
+        return tuple(int(members[i]) for i in order), dist.dtype.type(cost).item()
+    rest = members[1:]
     paths = rest[_paths(len(rest))]
     total = (dist[members[0], paths[:, 0]] + dist[paths[:, :-1], paths[:, 1:]].sum(axis=1)
              + dist[paths[:, -1], members[0]])

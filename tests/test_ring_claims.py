@@ -13,21 +13,22 @@ def test_ring_exact_holds_and_reports_nn_figure():
 
 
 def test_ring_choice_finds_the_smallest_counterexample_and_replays_it():
-    [r] = check_ring_choice(samples=3, exhaustive=(((1, 2, 2), 4),))
+    [r] = check_ring_choice(samples=3, sim_samples=5, exhaustive=(((1, 2, 2), 4),))
     assert r.verdict is Verdict.VIOLATED
     ce = json.loads(json.dumps(r.counterexample))
     assert ce["residual"] == [0, 1, 2, 2] and ce["demand"] == 3  # fewest racks, chips, then D
     assert ce["ringstitch"]["key"][:2] == ce["optimum"]["key"][:2] and ce["ringstitch"]["key"][2] > 0
     assert any("optimum" in line for line in replay_ring_choice(ce))
     assert r.stats["by_key"]["racks"]["worse"] == 0  # fewest-racks-first always reaches k*
+    assert r.stats["by_source"]["simulated"]["instances"] == 5 and r.bounds["sim_samples"] == 5
 
 
 def test_ring_choice_sees_a_rack_count_mutant():
     mutant = RingStitch(generators=("small-fragment-first",))
-    [r] = check_ring_choice(samples=0, exhaustive=(((1, 2, 2), 4),), policy=mutant)
+    [r] = check_ring_choice(samples=0, sim_samples=0, exhaustive=(((1, 2, 2), 4),), policy=mutant)
     assert r.verdict is Verdict.VIOLATED and r.stats["by_key"]["racks"]["worse"] > 0
 
 
 def test_ring_choice_inconclusive_when_the_oracle_runs_out_of_time():
-    [r] = check_ring_choice(samples=2, exhaustive=(), time_limit=0.0)
+    [r] = check_ring_choice(samples=2, sim_samples=0, exhaustive=(), time_limit=0.0)
     assert r.verdict is Verdict.INCONCLUSIVE and r.stats["unknown"] == 2

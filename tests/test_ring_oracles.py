@@ -113,3 +113,24 @@ def test_oracle_bad_input():
         lex_optimal_subset([9] * 8, 3, d, table)
     with pytest.raises(ValueError, match="dist"):
         held_karp(np.array([[0, 1], [2, 0]]))
+
+
+def test_path_dp_matches_enumeration(monkeypatch):
+    import oracle.rack_subset as rs
+    dist = RackCluster.torus((3, 4, 5)).dist
+    members = np.array([0, 7, 13, 22, 31, 45])
+    by_enumeration = rs._path_costs(members, dist)
+    monkeypatch.setattr(rs, "PERMUTATION_LIMIT", 0)
+    assert np.array_equal(rs._path_costs(members, dist), by_enumeration)
+
+
+def test_many_rack_jobs_match_brute_force_over_subsets():
+    """k* = 9 and 10 (one chip per rack): min tour over all 9/10-subsets via Held–Karp."""
+    cluster = RackCluster.torus((1, 3, 4), capacity=1)
+    table = FragmentationPenalty().table(1)
+    residual = [1] * 11 + [0]
+    for demand in (9, 10):
+        cert = lex_optimal_subset(residual, demand, cluster.dist, table)
+        brute = min(held_karp(cluster.dist[np.ix_(s, s)])[0] for s in itertools.combinations(range(11), demand))
+        assert cert.status == "optimal" and cert.objective == (demand, brute, 0.0)
+        assert ring_cost(cert.ring, cluster.dist) == brute
