@@ -17,9 +17,11 @@ How the candidate set is kept small (all steps are invariant):
 
 1. Connected components (nodes linked by a job with instances on both) are canonicalised
    separately and then sorted, so k identical components cost a sort, not k! orders.
-2. One round of colour refinement: a job's colour is (g, w, the id-free signatures of the places
-   its instances occupy); a node's key is its id-free signature plus its contents' job colours.
-   Nodes are sorted by key, jobs by colour; only ties are permuted.
+2. Two rounds of colour refinement: a job's colour is (g, w, the id-free signatures of the places
+   its instances occupy, then the refined keys of its host nodes); a node's key is its id-free
+   signature plus its contents' job colours. Nodes are sorted by key (ties permuted); for each
+   node order, jobs are sorted by (colour, first appearance: node position, container shape,
+   role) and only jobs tied on both are permuted.
 3. *Twins* — jobs with the same colour and exactly the same footprint (same containers, same
    multiplicities), e.g. several 1-GPU jobs in one pool node — are swapped by an automorphism,
    so one order among them suffices.
@@ -218,12 +220,16 @@ def _canonical_component(nodes: list[_Node]) -> tuple[tuple, list[int], dict[int
 
     node_groups = _tie_groups(sorted(range(len(nodes)), key=lambda n: node_keys[n]), node_keys)
     job_units = _job_units(nodes, colour)
-    job_groups = _tie_groups(sorted(job_units, key=lambda u: colour[u[0]]), {u: colour[u[0]] for u in job_units})
 
     best: tuple | None = None
     best_order: list[int] = []
     best_labels: dict[int, int] = {}
     for node_order in _orders(node_groups):
+        # Jobs are ordered by colour, then by where they first appear under this node order
+        # (id-free: node position, container shape, role); only jobs tied on both are permuted.
+        first = _first_appearance(nodes, node_order)
+        unit_key = {u: (colour[u[0]], first[u[0]]) for u in job_units}
+        job_groups = _tie_groups(sorted(job_units, key=unit_key.__getitem__), unit_key)
         for unit_order in _orders(job_groups):
             labels = {}
             for unit in unit_order:
@@ -234,6 +240,18 @@ def _canonical_component(nodes: list[_Node]) -> tuple[tuple, list[int], dict[int
                 best, best_order, best_labels = code, list(node_order), labels
     assert best is not None
     return best, best_order, best_labels
+
+
+def _first_appearance(nodes: list[_Node], node_order: list[int]) -> dict[int, tuple]:
+    first: dict[int, tuple] = {}
+    for pos, n in enumerate(node_order):
+        for c in nodes[n].containers:
+            if c.anchor is not None and c.anchor not in first:
+                first[c.anchor] = (pos, c.desc, "a")
+            for j in c.members:
+                if j not in first:
+                    first[j] = (pos, c.desc, "m")
+    return first
 
 
 def _refined_key(node: _Node, base: tuple, colour: dict[int, tuple]) -> tuple:
