@@ -162,6 +162,10 @@ def _always(f: Facts) -> bool:
     return True
 
 
+def _never(f: Facts) -> dict | None:
+    return None  # prop1.operators is decided by operator failures only
+
+
 # --------------------------------------------------------------------------- count-vector claims
 def count_vectors(max_total: int, capacity: int = 8) -> Iterator[tuple[int, ...]]:
     """Every non-empty n_1..n_G with T = Σ g·n_g ≤ max_total, by increasing T."""
@@ -288,10 +292,14 @@ CATALOGUE: tuple[Claim, ...] = (
     Claim("thm1.sif", "Theorem 1 (§4.4, eq. 10)", _WCC + "; sometimes: a job is running",
           "after every event SIF = (Φπ − Φ★)/N ≤ 2/N, Φ★ exact", "state", "literal", ALL_G, True,
           Probe("thm1.sif", "invariant", _sif, premise=_non_empty)),
-    Claim("prop1", "Proposition 1 (§4.4; Appendix B.1)", "none (any event sequence from the empty cluster)",
-          "every produced state lies in ABS Σ (Definitions 1–5, eq. 4–8); an operator with no legal move "
-          "(no state produced) is a violation", "state", "literal", ALL_G, False,
-          Probe("prop1", "invariant", _abs, failure_breaks=True)),
+    Claim("prop1.abs", "Proposition 1 (§4.4; Appendix B.1)", "none (any event sequence from the empty cluster)",
+          "every produced state lies in ABS Σ (Definitions 1–5, eq. 4–8)", "state", "literal", ALL_G, False,
+          Probe("prop1.abs", "invariant", _abs)),
+    Claim("prop1.operators", "Proposition 1 (§4.4; Appendix B.1: every operator branch maps Σ into Σ)",
+          "none (any event sequence from the empty cluster)",
+          "every event that is admitted produces a state: no operator is left without a legal move "
+          "(an operator failure means the algorithm produced no state)", "state", "literal", ALL_G, False,
+          Probe("prop1.operators", "invariant", _never, failure_breaks=True)),
     Claim("lemA2", "Lemma A.2 (Appendix B.1)", _WCC + "; sometimes: a FUF anchor (g ∈ {3,5,6,7}) is placed",
           "at the end of every event every FUF-anchored slot is saturated (g_a + |F| = w)", "state", "literal",
           ALL_G, True, Probe("lemA2", "invariant", _lem_a2, premise=_has_fuf)),

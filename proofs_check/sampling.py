@@ -46,7 +46,7 @@ def _score(claim: Claim, f: Facts) -> float:
         return nonfull_pool(f.view)
     if claim.id == "lemA2":
         return unsaturated_fuf_slots(f.view)
-    if claim.id == "prop1":
+    if claim.id == "prop1.abs":
         return len(in_abs(f.view))
     return f.phi_pi
 

@@ -26,7 +26,7 @@ SMALL = Bounds(max_nodes=2, depth=4, max_jobs=3, max_w=2)
 def test_catalogue_is_complete_and_unique():
     ids = [c.id for c in CATALOGUE]
     assert len(ids) == len(set(ids))
-    for need in ("thm1.slotted", "thm1.pool", "thm1.sif", "prop1", "lemA2", "prop3.arrival",
+    for need in ("thm1.slotted", "thm1.pool", "thm1.sif", "prop1.abs", "prop1.operators", "lemA2", "prop3.arrival",
                  "prop3.departure", "prop3.tight", "closed-form", "alg2.wcc", "alg2.nowcc",
                  "ring-exact", "ring-choice"):
         assert need in CLAIMS
@@ -35,6 +35,7 @@ def test_catalogue_is_complete_and_unique():
         assert (c.probe is not None) == (c.kind == "state")
     assert [c.id for c in resolve(["thm1"])] == list(THEOREMS[1])
     assert {c.id for c in resolve(["prop3"])} == {"prop3.arrival", "prop3.departure", "prop3.tight"}
+    assert {c.id for c in resolve(["prop1"])} == {"prop1.abs", "prop1.operators"}
     with pytest.raises(ValueError, match="unknown claim"):
         resolve(["thm9"])
 
@@ -93,7 +94,7 @@ def test_holds_requires_complete_coverage():
 
 
 def test_operator_failure_violates_prop1():
-    r = run_claims([CLAIMS["prop1"]], Bounds(max_nodes=1, depth=3, max_jobs=2, max_w=1))[0]
+    r = run_claims([CLAIMS["prop1.operators"]], Bounds(max_nodes=1, depth=3, max_jobs=2, max_w=1))[0]
     assert r.verdict == Verdict.VIOLATED
     assert r.counterexample["failure"].startswith("operator failure")
     assert r.counterexample["shown"][-1]["failure"]

@@ -23,10 +23,7 @@ from proofs_check.verdict import Verdict
 
 L, P = VARIANTS["literal"], VARIANTS["prop3"]
 POOL_ONLY = replace(CLAIMS["thm1.pool"], demands=(1,))
-# Proposition 1's state half (membership in Σ): the literal base also has operator failures,
-# which would mask a mutant's ABS breach, so this copy of the claim ignores them.
-ABS_ONLY = replace(CLAIMS["prop1"], probe=replace(CLAIMS["prop1"].probe, failure_breaks=False))
-SPECIAL = {"pool-only": POOL_ONLY, "abs-only": ABS_ONLY}
+SPECIAL = {"pool-only": POOL_ONLY}
 
 SMALL = Bounds(max_nodes=3, depth=5, max_jobs=3, max_w=2)
 POOLB = Bounds(max_nodes=2, depth=5, max_jobs=3, max_w=6)  # enough 1-GPU instances to fill a pool node
@@ -46,8 +43,8 @@ MUTANTS = [
     (replace(L, name="m-no-compact-on-departure", compact_on_departure=False), L, POOL_ONLY, POOLB, None),
     (replace(L, name="m-no-pool-pass", compact_classes=("w4", "w2")), L, POOL_ONLY, POOLB, None),
     (replace(L, name="m-no-w4-pass", compact_classes=("pool", "w2")), L, CLAIMS["prop3.arrival"], SMALL, None),
-    (replace(L, name="m-width-g2-is-4", width=_w(2, 4)), L, ABS_ONLY, SMALL, "violated conditions"),
-    (replace(L, name="m-width-g3-is-8", width=_w(3, 8)), L, ABS_ONLY, SMALL, "violated conditions"),
+    (replace(L, name="m-width-g2-is-4", width=_w(2, 4)), L, CLAIMS["prop1.abs"], SMALL, "violated conditions"),
+    (replace(L, name="m-width-g3-is-8", width=_w(3, 8)), L, CLAIMS["prop1.abs"], SMALL, "violated conditions"),
     (replace(L, name="m-width-g3-is-8-lem", width=_w(3, 8)), L, CLAIMS["lemA2"], SMALL, "unsaturated FUF slots"),
     (replace(L, name="m-no-filler-draw", filler_source="none"), L, CLAIMS["lemA2"], SMALL, "unsaturated FUF slots"),
     (replace(L, name="m-no-replacement-filler", replace_departed_filler=False), L, CLAIMS["lemA2"], SMALL,

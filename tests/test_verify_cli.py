@@ -19,7 +19,7 @@ def run(capsys, *argv):
 def test_list_prints_the_catalogue(capsys):
     code, out, _ = run(capsys, "--list")
     assert code == 0
-    for cid in ("thm1.slotted", "thm1.pool", "thm1.sif", "prop1", "lemA2", "prop3.tight", "closed-form",
+    for cid in ("thm1.slotted", "thm1.pool", "thm1.sif", "prop1.abs", "prop1.operators", "lemA2", "prop3.tight", "closed-form",
                 "alg2.wcc", "alg2.nowcc", "ring-exact"):
         assert cid in out
 
@@ -49,13 +49,13 @@ def test_violation_json_junit_and_replay(capsys, tmp_path):
     assert "done:" in err  # progress on stderr
     doc = json.loads(js.read_text())
     verdicts = {r["claim_id"]: r["verdict"] for r in doc["results"]}
-    assert verdicts["prop1"] == "violated" and doc["exit_code"] == 1
+    assert verdicts["prop1.operators"] == "violated" and doc["exit_code"] == 1
     suite = ET.fromstring(xml.read_text())
     cases = {c.get("name"): c for c in suite.iter("testcase")}
-    assert cases["prop1"].find("failure") is not None
+    assert cases["prop1.operators"].find("failure") is not None
     assert cases["thm1.pool"].find("failure") is None
     code, out, _ = run(capsys, "--replay", str(js))
-    assert code == 1 and "reproduced" in out and "replay prop1" in out
+    assert code == 1 and "reproduced" in out and "replay prop1.operators" in out
 
 
 def test_budget_exit_3(capsys):
