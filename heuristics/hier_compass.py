@@ -179,20 +179,21 @@ class HierCompass:
     capacity = G_DEFAULT
 
     def __init__(self, n_domains: int, panels_per_domain: int, variant: str | Variant = "literal") -> None:
-        self.topology = Topology(n_domains, panels_per_domain)
-        check_topology(self.topology)
+        topology = Topology(n_domains, panels_per_domain)
+        check_topology(topology)
         if isinstance(variant, str):
             if variant not in VARIANTS:
                 raise ValueError(f"unknown COMPASS variant {variant!r}; known: {', '.join(VARIANTS)}")
             variant = VARIANTS[variant]
-        self.variant = variant
-        self.name = f"hier-compass-{variant.name}"
-        self.n_nodes = self.topology.n_panels
         k = panels_per_domain
-        self._proto = {GPU: Compass(1, G_PANEL, variant), PANEL: Compass(1, k, panel_variant(variant, k))}
-        empty = HierView(k, AbsView(k, (NodeView(EMPTY),) * n_domains),
-                         AbsView(G_PANEL, (NodeView(EMPTY),) * self.topology.n_panels))
-        self._install(empty)
+        self._configure(topology, variant, {GPU: Compass(1, G_PANEL, variant), PANEL: Compass(1, k, panel_variant(variant, k))})
+        self._install(HierView(k, AbsView(k, (NodeView(EMPTY),) * n_domains),
+                               AbsView(G_PANEL, (NodeView(EMPTY),) * topology.n_panels)))
+
+    def _configure(self, topology: Topology, variant: Variant, proto: dict[str, Compass]) -> None:
+        self.topology, self.variant, self._proto = topology, variant, proto
+        self.name = f"hier-compass-{variant.name}"
+        self.n_nodes = topology.n_panels
 
     # ----------------------------------------------------------------- state
     def _install(self, view: HierView) -> None:
@@ -246,8 +247,11 @@ class HierCompass:
         return HierView(self.topology.panels_per_domain, self._full(PANEL), self._full(GPU))
 
     def with_state(self, view: HierView) -> "HierCompass":
-        t = view.topology
-        h = HierCompass(t.n_domains, t.panels_per_domain, self.variant)
+        """A scheduler of the same variant whose state is ``view`` (any domain count, same K)."""
+        if view.panels_per_domain != self.topology.panels_per_domain:
+            return HierCompass(view.topology.n_domains, view.panels_per_domain, self.variant).with_state(view)
+        h = HierCompass.__new__(HierCompass)
+        h._configure(view.topology, self.variant, self._proto)
         h._install(view)
         return h
 

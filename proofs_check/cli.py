@@ -17,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+from proofs_check import hier_claims
 from proofs_check.claims import CATALOGUE, THEOREMS, ClaimError, resolve, run_claims
 from proofs_check.explorer import Bounds, stderr_progress
 from proofs_check.verdict import EXIT_USAGE, ClaimResult, exit_code
@@ -50,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n", 1)[1])
     sel = p.add_argument_group("what to check")
     sel.add_argument("--theorem", type=int, action="append", default=[], metavar="N",
-                     help="every part of theorem N (repeatable); known: " + ", ".join(map(str, THEOREMS)))
+                     help="every part of theorem N (repeatable); known: " + ", ".join(map(str, {**THEOREMS, **hier_claims.THEOREMS})))
     sel.add_argument("--claim", action="append", default=[], metavar="ID",
                      help="a claim id, or a prefix before '.' such as thm1 or prop3 (repeatable)")
     sel.add_argument("--all", action="store_true", help="every claim of the catalogue")
@@ -68,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="distinct states per exploration before giving up as inconclusive (default %(default)s)")
     b.add_argument("--time-limit", type=_positive(float), default=None, metavar="SECONDS",
                    help="wall-clock budget of the whole run; unfinished checks are inconclusive")
+    hier_claims.add_arguments(b)
     o = p.add_argument_group("scheduler, sampling, output")
     o.add_argument("--variant", help="COMPASS variant for every state claim (default: each claim's own)")
     o.add_argument("--random", type=_positive(int), default=0, metavar="K",
@@ -99,6 +101,7 @@ def _main(argv: list[str]) -> int:
     progress = None if args.quiet else stderr_progress
     if args.list:
         print(catalogue_text(CATALOGUE))
+        print(hier_claims.catalogue_text())
         return 0
     for path in (args.json, args.junit):
         if path and not Path(path).resolve().parent.is_dir():
@@ -117,8 +120,10 @@ def _main(argv: list[str]) -> int:
         return _replay(args, argv, t0, to_json, to_junit, summary_text)
     ids = [cid for n in args.theorem for cid in _theorem(n)] + args.claim
     if args.all:
-        ids += [c.id for c in CATALOGUE]
-    if not ids:
+        ids += [c.id for c in CATALOGUE] + [c.id for c in hier_claims.HIER_CATALOGUE]
+    hier_ids = [i for i in ids if hier_claims.owns(i)]
+    ids = [i for i in ids if not hier_claims.owns(i)]
+    if not ids and not hier_ids:
         raise UsageError("nothing to check: give --theorem N, --claim ID, --all, --list, --replay FILE or --audit LOG")
     try:
         claims = resolve(ids)
@@ -129,14 +134,21 @@ def _main(argv: list[str]) -> int:
     variant = _variant(args.variant)
     bounds = Bounds(args.max_nodes, args.min_nodes, args.depth, args.max_jobs, args.max_w, args.max_states)
     deadline = None if args.time_limit is None else time.perf_counter() + args.time_limit
-    print(f"verify: {', '.join(c.id for c in claims)}")
-    print(bounds_text(bounds, args.time_limit))
+    print(f"verify: {', '.join([c.id for c in claims] + hier_ids)}")
     errors: list[str] = []
-    results = run_claims(claims, bounds, variant, deadline=deadline, progress=progress, seed=args.seed, errors=errors)
+    results = []
+    if claims:
+        print(bounds_text(bounds, args.time_limit))
+        results = run_claims(claims, bounds, variant, deadline=deadline, progress=progress, seed=args.seed, errors=errors)
     if args.random:
         from proofs_check.sampling import sample_claims
 
         results = sample_claims(claims, results, args.random, args.seed, args.random_nodes, variant, progress)
+    if hier_ids:
+        try:
+            results += hier_claims.run_from_args(hier_ids, args, argv, deadline, progress)
+        except ValueError as e:
+            raise UsageError(str(e)) from None
     print(results_text(results))
     code = _finish(results, args, argv, bounds, t0, to_json, to_junit, summary_text)
     for e in errors:
@@ -145,9 +157,10 @@ def _main(argv: list[str]) -> int:
 
 
 def _theorem(n: int) -> tuple[str, ...]:
-    if n not in THEOREMS:
-        raise UsageError(f"--theorem {n}: unknown theorem; known: {', '.join(map(str, THEOREMS))}")
-    return THEOREMS[n]
+    known = {**THEOREMS, **hier_claims.THEOREMS}
+    if n not in known:
+        raise UsageError(f"--theorem {n}: unknown theorem; known: {', '.join(map(str, known))}")
+    return known[n]
 
 
 def _variant(name: str | None):

@@ -40,7 +40,7 @@ import time
 from collections import Counter
 from dataclasses import asdict, dataclass
 from fractions import Fraction
-from itertools import permutations
+from itertools import permutations, product
 from typing import Any, Callable, Hashable, Iterable
 
 from heuristics.abs_space import EMPTY, POOL, SLOTTED, AbsView, NodeView, SlotView, nonfull_pool, nonfull_slotted
@@ -79,6 +79,7 @@ class HierBounds:
     sample_domains: int = 8
     sample_events: int = 40
     seed: int = 0
+    variant: str = "literal"  # the flat COMPASS variant both levels are built from
 
     def describe(self) -> dict[str, Any]:
         return asdict(self)
@@ -109,14 +110,22 @@ def _jobs(view: HierView) -> list[int]:
 
 def hier_canonical_map(view: HierView) -> tuple[HierView, dict[int, int]]:
     """The representative of ``view`` under domain renumbering, panel renumbering inside a domain
-    and job relabelling — the least (sorted domain codes) encoding over every job labelling — and
-    the labelling used (job id → label). Exact (never a hash); k! labellings for k running jobs,
-    fine for the search's ≤ max_jobs."""
+    and job relabelling, and the labelling used (job id → label).
+
+    Exact (never a hash): the least encoding (sorted domain codes) over a candidate set of job
+    labellings defined from isomorphism-invariant data only — jobs are ordered by an id-free
+    signature (level, node type, container and role of each instance) and only jobs with equal
+    signatures are permuted among themselves — so equivalent states have the same candidates and
+    the same minimum.
+    """
     t = view.topology
-    jobs = _jobs(view)
+    groups: dict[tuple, list[int]] = {}
+    for j, sig in sorted(_signatures(view).items()):
+        groups.setdefault(sig, []).append(j)
+    ordered = [groups[s] for s in sorted(groups)]
     best, best_lab = None, {}
-    for perm in permutations(range(len(jobs))):
-        lab = dict(zip(jobs, perm))
+    for choice in product(*(permutations(g) for g in ordered)):
+        lab = {j: i for i, j in enumerate(j for perm in choice for j in perm)}
         code = tuple(sorted(
             (_relabel(view.panel.nodes[d], lab), tuple(sorted(_relabel(view.gpu.nodes[p], lab) for p in t.panels_of(d))))
             for d in range(t.n_domains)))
@@ -126,6 +135,20 @@ def hier_canonical_map(view: HierView) -> tuple[HierView, dict[int, int]]:
     rep = HierView(view.panels_per_domain, AbsView(view.panel.capacity, tuple(d[0] for d in best)),
                    AbsView(view.gpu.capacity, tuple(p for d in best for p in d[1])))
     return rep, best_lab
+
+
+def _signatures(view: HierView) -> dict[int, tuple]:
+    """Id-free description of where each job's instances sit."""
+    places: dict[int, list[tuple]] = {}
+    for level, nodes in (("p", view.panel.nodes), ("g", view.gpu.nodes)):
+        for nd in nodes:
+            for j in nd.pool:
+                places.setdefault(j, []).append((level, "pool", len(nd.pool)))
+            for s in nd.slots:
+                places.setdefault(s.anchor_job, []).append((level, "anchor", s.width, s.anchor_g, len(s.fillers)))
+                for f in s.fillers:
+                    places.setdefault(f, []).append((level, "filler", s.width, s.anchor_g, len(s.fillers)))
+    return {j: tuple(sorted(pl)) for j, pl in places.items()}
 
 
 def hier_canonical(view: HierView) -> HierView:
@@ -362,6 +385,20 @@ def _events(view: HierView, running: dict[int, Job], demands: tuple[int, ...], b
     return out + [Event(False, j, job.g, job.w) for j, job in sorted(running.items())]
 
 
+def _running_jobs(view: HierView) -> dict[int, Job]:
+    """The running jobs a hierarchical state implies (gang: every instance placed), g in GPUs."""
+    shape: dict[int, list[int]] = {}
+    for scale, nodes in ((G_PANEL, view.panel.nodes), (1, view.gpu.nodes)):
+        for nd in nodes:
+            for j in nd.pool:
+                shape.setdefault(j, [scale, 0])[1] += 1
+            for s in nd.slots:
+                shape.setdefault(s.anchor_job, [scale * s.anchor_g, 0])[1] += 1
+                for f in s.fillers:
+                    shape.setdefault(f, [scale, 0])[1] += 1
+    return {j: Job(j, g, w) for j, (g, w) in shape.items()}
+
+
 def _apply(pol, ev: Event):
     return pol.arrive(Job(ev.job, ev.g, ev.w)) if ev.arrive else pol.depart(ev.job)
 
@@ -392,7 +429,7 @@ def explore_hier(k: int, probes: list[Probe], b: HierBounds, wcc: bool, deadline
 def _explore_size(k, n, demands, b, probes, outcomes, wcc, deadline, progress) -> SizeStats:
     t0 = time.perf_counter()
     stats = SizeStats(n)
-    proto = HierCompass(n, k)
+    proto = HierCompass(n, k, b.variant)
     root = hier_canonical(proto.state_key())
     parents: dict[Hashable, Any] = {root: None}
     stats.distinct = 1
@@ -407,8 +444,7 @@ def _explore_size(k, n, demands, b, probes, outcomes, wcc, deadline, progress) -
                 stats.stop_reason = "time limit" if deadline is not None and now > deadline else f"max-states {b.max_states}"
                 stats.queue_left = len(frontier) - qi + len(nxt)
                 break
-            base = proto.with_state(key)
-            for ev in _events(key, base.running(), demands, b):
+            for ev in _events(key, _running_jobs(key), demands, b):
                 pol = proto.with_state(key)
                 res = _apply(pol, ev)
                 stats.generated += 1
@@ -512,11 +548,11 @@ def hier_state_to_json(view: HierView) -> dict[str, Any]:
     return {"type": "hier", "K": view.panels_per_domain, "panel": state_to_json(view.panel), "gpu": state_to_json(view.gpu)}
 
 
-def walk(k: int, n_domains: int, events: list[Event]) -> list[dict[str, Any]]:
+def walk(k: int, n_domains: int, events: list[Event], variant: str = "literal") -> list[dict[str, Any]]:
     """Re-run ``events`` from the empty cluster exactly as the search did (expand the canonical
     state, canonicalise after), with stable job names J0, J1, … in arrival order. One record per
     event: shown event, canonical state, rendered lines, migrations, failure; stops at a failure."""
-    proto = HierCompass(n_domains, k)
+    proto = HierCompass(n_domains, k, variant)
     cur = hier_canonical(proto.state_key())
     names: dict[int, int] = {}
     fresh = 0
@@ -539,10 +575,16 @@ def walk(k: int, n_domains: int, events: list[Event]) -> list[dict[str, Any]]:
     return steps
 
 
-def _trace_record(c: HierClaim, k: int, f: Finding, wcc: bool) -> dict[str, Any]:
-    shown = [{"event": st["event"], "state": st["lines"], "migrations": st["migrations"], "failure": st["failure"]}
-             for st in walk(k, f.n_nodes, f.events)]
-    return {"kind": "hier-trace", "claim": c.id, "K": k, "n_domains": f.n_nodes, "wcc_trajectory": wcc,
+def _trace_record(c: HierClaim, k: int, f: Finding, wcc: bool, variant: str) -> dict[str, Any]:
+    """A counterexample in the shape ``proofs_check.report.trace_text`` prints (plus the states)."""
+    shown = []
+    for st in walk(k, f.n_nodes, f.events, variant):
+        facts = HierFacts(st["state"])
+        figures = {"migrations": st["migrations"], "Φπ_GPU (partial panels)": partial_panels(facts.placement),
+                   "partial domains (panel level)": sum(1 for nd in st["state"].panel.nodes if 0 < nd.used() < k)}
+        shown.append({"event": st["event"], "state": st["lines"], "figures": figures, "failure": st["failure"]})
+    return {"kind": "hier-trace", "claim": c.id, "K": k, "n_domains": f.n_nodes, "variant": variant,
+            "n_nodes": f"{f.n_nodes} domain(s) × {k} panel(s)", "wcc_trajectory": wcc,
             "events": [e.to_json() for e in f.events], "states": [hier_state_to_json(s) for s in f.states],
             "numbers": f.numbers, "failure": f.failure, "shown": shown}
 
@@ -551,7 +593,8 @@ def replay_trace(record: dict[str, Any]) -> tuple[list[str], dict | None]:
     """Re-run a saved ``hier-trace`` and re-test its claim on the last state: (printed lines,
     breach or None). An operator failure on the last event is the breach of ``thm2.abs``."""
     c = HIER_CLAIMS[record["claim"]]
-    steps = walk(int(record["K"]), int(record["n_domains"]), [Event.from_json(d) for d in record["events"]])
+    steps = walk(int(record["K"]), int(record["n_domains"]), [Event.from_json(d) for d in record["events"]],
+                 record.get("variant", "literal"))
     lines = []
     for i, st in enumerate(steps, 1):
         tail = f"  ({st['migrations']} migrations)" if st["migrations"] else ""
@@ -572,7 +615,7 @@ def sample_hier(k: int, probes: list[Probe], b: HierBounds, wcc: bool, progress:
     found: dict[str, tuple[dict, list]] = {}
     for _ in range(b.samples):
         n = rng.randint(1, b.sample_domains)
-        pol = HierCompass(n, k)
+        pol = HierCompass(n, k, b.variant)
         trace: list[str] = []
         next_id = 0
         for _ in range(b.sample_events):
@@ -588,7 +631,8 @@ def sample_hier(k: int, probes: list[Probe], b: HierBounds, wcc: bool, progress:
                 if res.reason.startswith("operator failure"):
                     for p in probes:
                         if p.failure_breaks and p.claim_id not in found:
-                            found[p.claim_id] = ({"operator failure": res.reason, "D": n}, trace + [str(ev)])
+                            found[p.claim_id] = ({"operator failure": res.reason, "D": n},
+                                                 _sample_shown(trace + [str(ev)], [], res.reason))
                 continue
             facts = HierFacts(trial.state_key())
             if wcc and not all(facts.wcc()):
@@ -604,10 +648,16 @@ def sample_hier(k: int, probes: list[Probe], b: HierBounds, wcc: bool, progress:
                 except _Unknown:
                     continue
                 if numbers is not None:
-                    found[p.claim_id] = ({**numbers, "D": n}, list(trace) + render(facts.view).splitlines())
+                    found[p.claim_id] = ({**numbers, "D": n}, _sample_shown(trace, render(facts.view).splitlines(), ""))
     if progress is not None:
         progress(f"[K={k}] {b.samples} sampled sequences on ≤ {b.sample_domains} domains: {len(found)} probe(s) breached")
     return found
+
+
+def _sample_shown(events: list[str], last_state: list[str], failure: str) -> list[dict[str, Any]]:
+    """A sampled trace as report steps: the events (job ids as drawn), the final state on the last."""
+    return [{"event": e, "state": last_state if i == len(events) - 1 else [], "figures": {},
+             "failure": failure if i == len(events) - 1 else ""} for i, e in enumerate(events)]
 
 
 # --------------------------------------------------------------------------- k1-reduces
@@ -635,8 +685,8 @@ def check_k1(b: HierBounds, deadline: float | None, progress: Progress) -> Claim
     for n in range(b.min_domains, b.max_domains + 1):
         t0 = time.perf_counter()
         stats = SizeStats(n)
-        flat = Compass(n, G_PANEL, "literal")
-        hier = HierCompass(n, 1)
+        flat = Compass(n, G_PANEL, b.variant)
+        hier = HierCompass(n, 1, b.variant)
         root = canonical(flat.state_key())
         parents: dict[Hashable, Any] = {root: None}
         frontier, depth = [root], 0
@@ -656,12 +706,8 @@ def check_k1(b: HierBounds, deadline: float | None, progress: Progress) -> Claim
                     compared += 1
                     if (rf.ok, rf.migrations) != (rh.ok, rh.migrations) or f.placement() != h.placement():
                         events, states = trace_to(parents, key)
-                        record = {"kind": "k1-trace", "claim": c.id, "n_nodes": n,
-                                  "events": [e.to_json() for e in events + [ev]],
-                                  "states": [state_to_json(s) for s in states],
-                                  "flat": {"ok": rf.ok, "migrations": [list(m) for m in rf.migrations], "reason": rf.reason},
-                                  "hier": {"ok": rh.ok, "migrations": [list(m) for m in rh.migrations], "reason": rh.reason}}
-                        sizes.append(_size(stats, t0))
+                        record = _k1_record(n, events + [ev], states, rf, rh)
+                        sizes.append(_size_row(stats, t0))
                         return ClaimResult(c.id, Verdict.VIOLATED, f"decisions differ at N={n} after {len(events) + 1} events",
                                            bounds, {"sizes": sizes, "compared events": compared}, record)
                     if not rf.ok:
@@ -675,7 +721,7 @@ def check_k1(b: HierBounds, deadline: float | None, progress: Progress) -> Claim
                 depth += 1
                 stats.depth_reached = depth
             frontier = nxt
-        sizes.append(_size(stats, t0))
+        sizes.append(_size_row(stats, t0))
         if progress is not None:
             progress(f"[k1-reduces N={n}] {stats.distinct:,} flat states, {stats.generated:,} events compared")
         if not stats.complete:
@@ -694,7 +740,7 @@ def _sample_k1(b: HierBounds) -> dict | None:
     rng = random.Random(f"{b.seed}-k1")
     for _ in range(b.samples):
         n = rng.randint(1, b.sample_domains)
-        f, h = Compass(n, G_PANEL, "literal"), HierCompass(n, 1)
+        f, h = Compass(n, G_PANEL, b.variant), HierCompass(n, 1, b.variant)
         events: list[Event] = []
         for nid in range(b.sample_events):
             running = f.running()
@@ -706,15 +752,17 @@ def _sample_k1(b: HierBounds) -> dict | None:
             events.append(ev)
             rf, rh = _apply(f, ev), _apply(h, ev)
             if (rf.ok, rf.migrations) != (rh.ok, rh.migrations) or f.placement() != h.placement():
-                return {"kind": "k1-sample", "n_nodes": n, "events": [e.to_json() for e in events]}
+                return _k1_record(n, events, [], rf, rh)
     return None
 
 
-def _size(s: SizeStats, t0: float) -> dict[str, Any]:
-    s.seconds = time.perf_counter() - t0
-    return {"N": s.n_nodes, "distinct": s.distinct, "generated": s.generated, "depth": s.depth_reached,
-            "queue left": s.queue_left, "refused": s.refused, "operator failures": s.operator_failures,
-            "pruned (WCC)": s.pruned_wcc, "seconds": round(s.seconds, 3), "complete": s.complete, "stop": s.stop_reason}
+def _k1_record(n: int, events: list[Event], states: list, rf, rh) -> dict[str, Any]:
+    """Where flat and K = 1 decisions part: the events (explorer labels) and both results."""
+    shown = [{"event": str(e), "state": [], "figures": {}, "failure": ""} for e in events]
+    return {"kind": "k1-trace", "claim": "k1-reduces", "n_nodes": n, "events": [e.to_json() for e in events],
+            "states": [state_to_json(s) for s in states], "shown": shown,
+            "numbers": {"flat": {"ok": rf.ok, "migrations": [list(m) for m in rf.migrations], "reason": rf.reason},
+                        "hier K=1": {"ok": rh.ok, "migrations": [list(m) for m in rh.migrations], "reason": rh.reason}}}
 
 
 # --------------------------------------------------------------------------- runner
@@ -742,16 +790,19 @@ def _result(c: HierClaim, k: int, exp: HierExploration, b: HierBounds, sampled: 
     out = exp.outcomes[c.id]
     bounds = {**b.describe(), "panels": k, "arrivals g": list(b.demands or legal_demands(k)),
               "premise filter": "eq. 24 and eq. 25 on every state of the trajectory" if c.wcc else "none"}
-    stats: dict[str, Any] = {"sizes": [_size_row(s) for s in exp.sizes], "premise met": out.premise_met}
+    label = f"hierarchical K={k}, N = domains{' WCC' if c.wcc else ''}"
+    stats: dict[str, Any] = {"exploration": label, "sizes": [_size_row(s) for s in exp.sizes], "premise met": out.premise_met}
     covered = f"D={b.min_domains}..{exp.sizes[-1].n_nodes}" if exp.sizes else "nothing"
     if out.finding is not None:
         f = out.finding
         msg = f"violated at D={f.n_nodes}, K={k} after {len(f.events)} events" + (f" ({f.failure})" if f.failure else "")
-        return ClaimResult(cid, Verdict.VIOLATED, msg, bounds, stats, _trace_record(c, k, f, c.wcc))
+        return ClaimResult(cid, Verdict.VIOLATED, msg, bounds, stats, _trace_record(c, k, f, c.wcc, b.variant))
     if c.id in sampled:
         numbers, trace = sampled[c.id]
         return ClaimResult(cid, Verdict.VIOLATED, f"violated on a sampled sequence (D={numbers['D']}, K={k})", bounds,
-                           stats, {"kind": "hier-sample", "claim": c.id, "K": k, "numbers": numbers, "shown": trace})
+                           stats, {"kind": "hier-sample", "claim": c.id, "K": k, "n_domains": numbers["D"],
+                                   "n_nodes": f"{numbers['D']} domain(s) × {k} panel(s)",
+                                   "events": [st["event"] for st in trace], "numbers": numbers, "shown": trace})
     if b.samples:
         stats["sampled"] = f"no counterexample in {b.samples} sequences on ≤ {b.sample_domains} domains"
     if out.unknown:
@@ -766,8 +817,79 @@ def _result(c: HierClaim, k: int, exp: HierExploration, b: HierBounds, sampled: 
                                            f"≤ {b.max_jobs} jobs, w ≤ {b.max_w})", bounds, stats)
 
 
-def _size_row(s: SizeStats) -> dict[str, Any]:
-    return {"D": s.n_nodes, "distinct": s.distinct, "generated": s.generated, "depth": s.depth_reached,
+def _size_row(s: SizeStats, t0: float | None = None) -> dict[str, Any]:
+    """One row of the report's exploration table (its column N is the number of domains)."""
+    if t0 is not None:
+        s.seconds = time.perf_counter() - t0
+    return {"N": s.n_nodes, "distinct": s.distinct, "generated": s.generated, "depth": s.depth_reached,
             "at depth bound": s.at_depth_bound, "queue left": s.queue_left, "refused": s.refused,
             "operator failures": s.operator_failures, "pruned (WCC)": s.pruned_wcc,
-            "seconds": round(s.seconds, 3), "complete": s.complete, "stop": s.stop_reason}
+            "seconds": round(s.seconds, 3), "distinct/s": round(s.rate) if s.seconds else None,
+            "complete": s.complete, "stop": s.stop_reason}
+
+
+# --------------------------------------------------------------------------- `verify` integration
+THEOREMS = {2: THEOREM_2}
+
+
+def owns(claim_id: str) -> bool:
+    """Whether ``claim_id`` (an id or a prefix before '.') names a claim of this module."""
+    return any(c.id == claim_id or c.id.startswith(claim_id + ".") for c in HIER_CATALOGUE)
+
+
+def _k_list(text: str) -> tuple[int, ...]:
+    import argparse
+
+    try:
+        ks = tuple(int(x) for x in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of panel counts") from None
+    if not ks or min(ks) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: panel counts must be >= 1")
+    return ks
+
+
+def add_arguments(group) -> None:
+    """The bounds `verify` adds for this module's claims (the other bounds are shared)."""
+    group.add_argument("--max-domains", type=int, default=HierBounds.max_domains, metavar="D",
+                       help="thm2/k1-reduces: largest number of NVLink domains (default %(default)s)")
+    group.add_argument("--panels", type=_k_list, default=HierBounds.panels, metavar="K[,K...]",
+                       help="thm2: panels per domain K, comma-separated (default 1,2,3,9)")
+
+
+SHARED_FLAGS = {"--depth": "depth", "--max-jobs": "max_jobs", "--max-w": "max_w", "--max-states": "max_states"}
+
+
+def bounds_from_args(args, argv: list[str]) -> HierBounds:
+    """HierBounds from `verify`'s arguments: --max-domains, --panels, --variant, and the shared
+    search bounds (--depth, --max-jobs, --max-w, --max-states) when given on the command line —
+    their defaults are sized for the flat explorer, so this module's own defaults apply otherwise;
+    --random K samples K sequences per K on ≤ --random-nodes panels' worth of domains."""
+    if args.max_domains < 1:
+        raise ValueError(f"--max-domains {args.max_domains} must be >= 1")
+    given = {a.split("=")[0] for a in argv if a.startswith("--")}
+    shared = {field: getattr(args, field) for flag, field in SHARED_FLAGS.items() if flag in given}
+    return HierBounds(max_domains=args.max_domains, panels=args.panels, samples=args.random, seed=args.seed,
+                      sample_domains=max(1, args.random_nodes // max(args.panels)),
+                      variant=args.variant or "literal", **shared)
+
+
+def bounds_text(b: HierBounds) -> str:
+    return (f"hierarchical bounds (variant {b.variant}): D = {b.min_domains}..{b.max_domains} domains of K ∈ {{{','.join(map(str, b.panels))}}} "
+            f"panels of 8 GPUs; ≤ {b.depth} events; ≤ {b.max_jobs} concurrent jobs; w = 1..{b.max_w}; arrivals: every "
+            f"legal demand for K (g = 1..8, 16..8K with a panel-slot width); ≤ {b.max_states:,} distinct states per (K, D)"
+            + (f"; {b.samples} sampled sequences per K on ≤ {b.sample_domains} domains" if b.samples else ""))
+
+
+def catalogue_text() -> str:
+    return "\n".join(f"{c.id}\n    ref:       {c.ref}\n    premise:   {c.premise}\n    property:  {c.property}\n"
+                     f"    checked:   hierarchical COMPASS (literal), one result per K of --panels"
+                     + (" (K = 1 only)" if c.probe is None else "") for c in HIER_CATALOGUE)
+
+
+def run_from_args(ids: list[str], args, argv: list[str], deadline: float | None,
+                  progress: Progress) -> list[ClaimResult]:
+    """`verify`'s entry point for the ids this module owns."""
+    b = bounds_from_args(args, argv)
+    print(bounds_text(b))
+    return run_hier_claims(resolve_hier(ids), b, deadline, progress)

@@ -111,3 +111,19 @@ def test_sampling_beyond_the_exhaustive_range_reports_its_count():
     (r,) = run_hier_claims(resolve_hier(["thm2.panel-pool"]), hb)
     assert r.verdict in (Verdict.HOLDS, Verdict.VACUOUS)
     assert "5 sequences" in r.stats["sampled"]
+
+
+def test_verify_cli_runs_theorem_2(capsys):
+    from proofs_check.cli import main
+
+    code = main(["--theorem", "2", "--max-domains", "1", "--panels", "2", "--depth", "2", "--quiet"])
+    out = capsys.readouterr().out
+    # the flat literal Compact leaves {w2,w4} and {w4} both partial (its w2 pass has no host with
+    # a w2 slot to receive); the GPU level inherits it
+    assert code == 1 and "thm2.gpu-slotted[K=2]: VIOLATED — violated at D=1, K=2 after 2 events" in out
+    assert "hierarchical bounds (variant literal): D = 1..1 domains of K ∈ {2}" in out and "≤ 2 events" in out
+    for part in ("gpu-slotted", "gpu-pool", "gpu-sif", "panel-slot", "panel-pool", "panel-sif"):
+        assert f"thm2.{part}[K=2]: " in out
+    assert main(["--list"]) == 0 and "k1-reduces" in capsys.readouterr().out
+    assert main(["--theorem", "2", "--panels", "0"]) == 2
+    assert main(["--claim", "k1-reduces", "--max-domains", "0"]) == 2

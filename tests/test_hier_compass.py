@@ -8,7 +8,7 @@ from hypothesis import given, settings
 
 from heuristics.abs_space import EMPTY, POOL, SLOTTED, AbsView, NodeView, SlotView
 from heuristics.cluster import Job
-from heuristics.compass import VARIANTS, Compass
+from heuristics.compass import Compass
 from heuristics.hier_cluster import hier_violations
 from heuristics.hier_compass import (
     GPU,
@@ -39,7 +39,7 @@ def _run(policies, acts, g_of=lambda g: g):
             yield [p.depart(j) for p in policies]
 
 
-@pytest.mark.parametrize("variant", sorted(VARIANTS))
+@pytest.mark.parametrize("variant", ["literal", "prop3"])
 @settings(max_examples=80, deadline=None)
 @given(n=st.integers(1, 6), acts=actions)
 def test_k1_is_byte_identical_to_flat_compass(variant, n, acts):
@@ -48,6 +48,17 @@ def test_k1_is_byte_identical_to_flat_compass(variant, n, acts):
         assert (rf.ok, rf.migrations) == (rh.ok, rh.migrations)
         assert flat.placement() == hier.placement()
         assert flat.running() == hier.running()
+
+
+def test_k1_does_not_reduce_for_the_repaired_admission_reserve():
+    """'repaired' refuses an arrival that would leave a filler without a pool/empty seat; at K = 1
+    the 8-GPU job goes to the panel level, which does not see the GPU level's fillers (a finding,
+    docs/hierarchical.md), so K = 1 admits it while the flat scheduler refuses."""
+    flat, hier = Compass(2, 8, "repaired"), HierCompass(2, 1, "repaired")
+    for job in (Job(0, 1, 1), Job(1, 3, 1)):
+        assert flat.arrive(job).ok and hier.arrive(job).ok
+    assert not flat.arrive(Job(2, 8, 1)).ok
+    assert hier.arrive(Job(2, 8, 1)).ok
 
 
 @settings(max_examples=60, deadline=None)
