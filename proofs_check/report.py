@@ -79,8 +79,8 @@ def claim_text(r: ClaimResult) -> str:
 
 
 def trace_text(rec: dict[str, Any]) -> list[str]:
-    if rec.get("kind") == "counts":
-        return ["  " + json.dumps({k: v for k, v in rec.items() if k != "kind"}, ensure_ascii=False)]
+    if rec.get("kind") != "trace":  # count vectors, audit lines, delegated (RingStitch) records
+        return ["  " + json.dumps({k: v for k, v in rec.items() if k != "kind"}, ensure_ascii=False, default=str)]
     lines = [f"  N = {rec['n_nodes']}, {len(rec['events'])} events from the empty cluster "
              f"(job and node names are stable: jobs numbered in arrival order)"]
     for k, step in enumerate(rec.get("shown", []), start=1):
