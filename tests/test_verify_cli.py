@@ -81,3 +81,12 @@ def test_sampling_finds_and_shrinks_a_violation(capsys, tmp_path):
     assert rec["sampled"] and len(rec["events"]) <= 6
     code, out, _ = run(capsys, "--replay", str(js))
     assert code == 1
+
+
+def test_report_prints_records_it_does_not_own():
+    from proofs_check.report import claim_text, to_junit
+    from proofs_check.verdict import ClaimResult, Verdict
+
+    r = ClaimResult("ring-choice", Verdict.VIOLATED, "gap", counterexample={"dims": [1, 2, 3], "demand": 5})
+    assert '"dims": [1, 2, 3]' in claim_text(r)
+    assert ET.fromstring(to_junit([r], 0.1)).find("testcase/failure") is not None
