@@ -75,6 +75,7 @@ from heuristics.hier_cluster import (
 from heuristics.policy import EventResult, Migration, register
 
 GPU, PANEL = "gpu", "panel"
+BLOCKED = "blocked"  # a node held by the other level (see HierCompass._install)
 MAX_TABLE_P = 8  # eq. (23) gives w_p★(p) for p ≤ 8 only (reading H3)
 
 
@@ -196,52 +197,61 @@ class HierCompass:
         self.n_nodes = topology.n_panels
 
     # ----------------------------------------------------------------- state
+    # Each level is one Compass over ALL its nodes (panels / domains); a node the other level holds
+    # is taken out of service by giving it the kind BLOCKED. Compass re-indexes a node by its kind
+    # (``Compass._touch``) and every operator reads only its indexes (empty / pool by occupancy /
+    # slotted by room / vacancy), none of which holds a node of an unknown kind — so a blocked
+    # node is invisible to Place, Remove, Compact and admission, and a domain changing owner costs
+    # K re-indexings instead of a rebuild. Views show blocked nodes as EMPTY.
     def _install(self, view: HierView) -> None:
-        """Make ``view`` the state: each level a Compass over the nodes it may use (reading H1)."""
+        """Make ``view`` the state (both levels rebuilt from it)."""
         k = view.panels_per_domain
-        self._gpu_owned, self._panel_owned = gpu_owned(view), panel_owned(view)
-        self._level: dict[str, Compass | None] = {}
-        self._nodes: dict[str, tuple[int, ...]] = {}
-        self._build(GPU, view.gpu, tuple(p for p in range(len(view.gpu.nodes)) if p // k not in self._panel_owned))
-        self._build(PANEL, view.panel, tuple(d for d in range(len(view.panel.nodes)) if d not in self._gpu_owned))
-        self._jobs = {}
+        g_own, p_own = gpu_owned(view), panel_owned(view)
+        gpu = [NodeView(BLOCKED) if p // k in p_own else nd for p, nd in enumerate(view.gpu.nodes)]
+        panel = [NodeView(BLOCKED) if d in g_own else nd for d, nd in enumerate(view.panel.nodes)]
+        self._level = {GPU: self._proto[GPU].with_state(AbsView(G_PANEL, tuple(gpu))),
+                       PANEL: self._proto[PANEL].with_state(AbsView(k, tuple(panel)))}
+        self._gpu_owned, self._panel_owned = g_own, p_own
+        self._jobs: dict[int, tuple[str, Job]] = {}
         for level, scale in ((GPU, 1), (PANEL, G_PANEL)):
-            c = self._level[level]
-            for j, job in (c.running() if c is not None else {}).items():
+            for j, job in self._level[level].running().items():
                 self._jobs[j] = (level, Job(j, job.g * scale, job.w))
-
-    def _build(self, level: str, full: AbsView, nodes: tuple[int, ...]) -> None:
-        self._nodes[level] = nodes
-        sub = AbsView(full.capacity, tuple(full.nodes[n] for n in nodes))
-        self._level[level] = self._proto[level].with_state(sub) if nodes else None
 
     def _full(self, level: str) -> AbsView:
         """The level's view over every node of its kind (EMPTY where it may not go)."""
-        size = self.topology.n_panels if level == GPU else self.topology.n_domains
-        nodes = [NodeView(EMPTY)] * size
-        c = self._level[level]
-        if c is not None:
-            for n, nd in zip(self._nodes[level], c.abs_view().nodes):
-                nodes[n] = nd
-        return AbsView(self._proto[level].capacity, tuple(nodes))
+        view = self._level[level].abs_view()
+        return view._replace(nodes=tuple(NodeView(EMPTY) if nd.kind == BLOCKED else nd for nd in view.nodes))
 
-    def _owned(self, level: str) -> frozenset[int]:
-        c = self._level[level]
-        if c is None:
-            return frozenset()
-        k = self.topology.panels_per_domain
-        div = k if level == GPU else 1
-        return frozenset(self._nodes[level][i] // div for i, kind in enumerate(c.kind) if kind != EMPTY)
+    def _sync(self, level: str, nodes: set[int]) -> None:
+        """After ``level`` changed ``nodes`` (its own indices), re-derive which of their domains it
+        holds and block / unblock those domains at the other level. Only touched domains are
+        re-checked, so an event costs O(touched · K), not O(cluster)."""
+        c, k = self._level[level], self.topology.panels_per_domain
+        if level == GPU:
+            held = self._gpu_owned
+            for d in {n // k for n in nodes}:
+                now = any(c.kind[p] != EMPTY and c.kind[p] != BLOCKED for p in self.topology.panels_of(d))
+                if now != (d in held):
+                    _set_kind(self._level[PANEL], d, BLOCKED if now else EMPTY)
+                    held = held | {d} if now else held - {d}
+            self._gpu_owned = held
+        else:
+            held = self._panel_owned
+            for d in nodes:
+                now = c.kind[d] != EMPTY and c.kind[d] != BLOCKED
+                if now != (d in held):
+                    for p in self.topology.panels_of(d):
+                        _set_kind(self._level[GPU], p, BLOCKED if now else EMPTY)
+                    held = held | {d} if now else held - {d}
+            self._panel_owned = held
 
-    def _sync(self) -> None:
-        """Re-derive which domains each level holds and hand the other level its usable nodes."""
-        g_own, p_own = self._owned(GPU), self._owned(PANEL)
-        k = self.topology.panels_per_domain
-        if p_own != self._panel_owned:
-            self._build(GPU, self._full(GPU), tuple(p for p in range(self.topology.n_panels) if p // k not in p_own))
-        if g_own != self._gpu_owned:
-            self._build(PANEL, self._full(PANEL), tuple(d for d in range(self.topology.n_domains) if d not in g_own))
-        self._gpu_owned, self._panel_owned = g_own, p_own
+    def owned_domains(self) -> tuple[frozenset[int], frozenset[int]]:
+        """(domains with GPU-level work, domains with panel-level items) — reading H1."""
+        return self._gpu_owned, self._panel_owned
+
+    def _job_nodes(self, level: str, job_id: int) -> set[int]:
+        """Nodes holding the job's instances at ``level`` (each Compass member records its node)."""
+        return {m.node for m in self._level[level].members.get(job_id, ())}
 
     def state_key(self) -> HierView:
         return HierView(self.topology.panels_per_domain, self._full(PANEL), self._full(GPU))
@@ -290,46 +300,54 @@ class HierCompass:
         g = job.g if level == GPU else panel_demand(job.g)
         if instance_class(job.g, k) == MULTI and g > MAX_TABLE_P:
             return EventResult(False, (), f"no panel-slot width: eq. (23) defines w_p★(p) for p ≤ 8, p={g}")
-        c = self._level[level]
-        if c is None:
-            return EventResult(False, (), f"does not fit: no domain is open to the {level} level")
-        res = c.arrive(Job(job.id, g, job.w))
+        res = self._level[level].arrive(Job(job.id, g, job.w))
         if not res.ok:
             return res
         self._jobs[job.id] = (level, job)
+        self._sync(level, self._job_nodes(level, job.id) | _moved(res.migrations))
         return EventResult(True, self._translate(level, res.migrations) + self._other_compact(level, True))
 
     def depart(self, job_id: int) -> EventResult:
         if job_id not in self._jobs:
             raise ValueError(f"job {job_id} is not running")
         level, _ = self._jobs[job_id]
+        held = self._job_nodes(level, job_id)
         res = self._level[level].depart(job_id)
         if not res.ok:
             return res
         del self._jobs[job_id]
+        self._sync(level, held | _moved(res.migrations))
         return EventResult(True, self._translate(level, res.migrations) + self._other_compact(level, False))
 
     def _other_compact(self, level: str, arrival: bool) -> tuple[Migration, ...]:
         """D.4: after the event's own level ran Algorithm 1, the other level's Compact runs."""
-        self._sync()
         other = PANEL if level == GPU else GPU
-        c = self._level[other]
         v = self.variant
-        if c is None or not (v.compact_on_arrival if arrival else v.compact_on_departure):
+        if not (v.compact_on_arrival if arrival else v.compact_on_departure):
             return ()
         # Compass exposes Compact only inside arrive/depart; D.4 needs it alone.
-        moves = self._translate(other, c._compact())
-        self._sync()
-        return moves
+        moves = self._level[other]._compact()
+        self._sync(other, _moved(moves))
+        return self._translate(other, moves)
 
     def _translate(self, level: str, moves: tuple[Migration, ...] | list[Migration]) -> tuple[Migration, ...]:
-        """Level-local node indices → global panels (reading H6)."""
-        nodes = self._nodes[level]
+        """GPU-level moves already name panels; panel-level moves are re-expressed (reading H6)."""
         if level == GPU:
-            return tuple(m._replace(src=nodes[m.src], dst=nodes[m.dst]) for m in moves)
+            return tuple(moves)
         first = self.topology.panels_of
-        return tuple(Migration(m.job, G_PANEL * m.g, first(nodes[m.src]).start, first(nodes[m.dst]).start,
-                               f"panel-{m.kind}") for m in moves)
+        return tuple(Migration(m.job, G_PANEL * m.g, first(m.src).start, first(m.dst).start, f"panel-{m.kind}")
+                     for m in moves)
+
+
+def _moved(moves) -> set[int]:
+    return {n for m in moves for n in (m.src, m.dst)}
+
+
+def _set_kind(c: Compass, n: int, kind: str) -> None:
+    """Put an EMPTY node out of service (BLOCKED) or back (EMPTY) and re-index it."""
+    assert c.kind[n] in (EMPTY, BLOCKED), f"node {n} is {c.kind[n]}, not free"
+    c.kind[n] = kind
+    c._touch(n)
 
 
 @register("hier-compass")
