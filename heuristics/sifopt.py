@@ -24,20 +24,21 @@ Readings chosen (registered as ``"sifopt"``):
   to N = 512 at 90 % load; at N = 2048 an occasional solve runs past 20 s). Beyond that, or when
   the exact solve hits ``time_limit`` (counted in ``stats.fallbacks``; never claimed optimal),
   :func:`heuristic_repack` is used.
-* **The heuristic** (documented gap in ``docs/sifopt.md``): (1) keep every full node as it is and
-  compute Φ★ of the remaining instances on the remaining nodes — if that equals the global Φ★,
-  only non-full nodes are repacked, otherwise the whole cluster is; (2) take the Φ★ witness
-  packing of the instances to repack (its node patterns); (3) hand the patterns, fullest first,
-  each to the node whose current content overlaps it most (ties: fewer GPUs to move out, then
-  lowest node), nodes left over become empty; (4) move the instances that do not fit their node's
-  pattern to the nodes that lack them (``oracle.min_migration.realise_target``). It always reaches
-  Φ★ partial nodes, possibly with more migrations than the exact answer.
+* **The heuristic** (its measured gap is in ``docs/sifopt.md``) picks target node patterns, then
+  assigns them to nodes optimally (min-cost flow, :func:`assign_patterns`) and moves what does
+  not fit (``oracle.min_migration.realise_target``). Two candidate pattern sets, the cheaper wins:
+  (a) every full node stays, the other nodes get a Φ★ witness of the remaining instances — when
+  that still reaches the global Φ★, else a Φ★ witness of everything; (b) a Φ★ witness that keeps
+  as many instances as possible on nodes whose whole content it reuses (a 132-variable pattern
+  ILP, :func:`keep_nodes_witness`). Both always reach Φ★ partial nodes; only the migration count
+  may exceed the exact minimum.
 
 Every Φπ = Φ★ claim rests on a Φ★ certificate; if Φ★ itself is unknown (its solve hit the time
 limit) the event is done by best-fit without repacking and counted in ``stats.phi_unknown``.
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Hashable, NamedTuple, Sequence
 
@@ -47,13 +48,14 @@ from heuristics.policy import EventResult, Migration, register
 from oracle.min_migration import (
     Item,
     Nodes,
+    assign_patterns,
     instance_counts,
     min_migration_repack,
     node_pattern,
     outflow,
     realise_target,
 )
-from oracle.patterns import Pattern, from_sizes, load
+from oracle.patterns import Pattern, bin_patterns, from_sizes, load
 from oracle.phi_star import phi_star
 
 DEFAULT_EXACT_MAX_NODES = 512
@@ -99,25 +101,38 @@ def _witness_patterns(counts: tuple[int, ...], n_nodes: int, capacity: int,
     return "optimal", pats, cert.objective
 
 
-def assign_patterns(nodes: Sequence[Sequence[Item]], patterns: list[Pattern], capacity: int) -> list[Pattern]:
-    """Greedy pattern-to-node assignment: fullest pattern first, to the node (by class of equal
-    content) keeping most of its instances; ties: fewer GPUs moved out, then lowest node index.
-    Nodes left without a pattern become empty."""
-    classes: dict[Pattern, list[int]] = {}
-    for n, node in enumerate(nodes):
-        classes.setdefault(node_pattern(node, capacity), []).append(n)
-    for members in classes.values():
-        members.reverse()  # pop() hands out the lowest index first
-    empty: Pattern = (0,) * capacity
-    targets: list[Pattern] = [empty] * len(nodes)
-    for p in sorted(patterns, key=load, reverse=True):
-        def rank(k: Pattern) -> tuple:
-            kept = sum(min(a, b) for a, b in zip(k, p))
-            return (-kept, outflow(k, p)[1], classes[k][-1])
+def keep_nodes_witness(nodes: Nodes, capacity: int, new_items: Sequence[Item], phi: int,
+                       time_limit: float) -> list[Pattern] | None:
+    """A Φ★ packing (as node patterns) that reuses as many current node contents as possible:
+    the pattern ILP of ``oracle.phi_star`` with Φ ≤ Φ★ as a constraint and, as objective, the
+    instances on current nodes whose whole content is kept (k_p ≤ x_p, k_p ≤ nodes now holding
+    exactly p). 2·66 variables for G = 8; None when the solve does not finish in time."""
+    from ortools.sat.python import cp_model
 
-        k = min((k for k, m in classes.items() if m), key=rank)
-        targets[classes[k].pop()] = p
-    return targets
+    counts = instance_counts(nodes, new_items, capacity)
+    now = Counter(node_pattern(node, capacity) for node in nodes if node)
+    pats = bin_patterns(capacity)
+    model = cp_model.CpModel()
+    x = [model.new_int_var(0, len(nodes), "") for _ in pats]
+    keep = [model.new_int_var(0, min(now.get(p, 0), len(nodes)), "") for p in pats]
+    for g in range(capacity):
+        model.add(sum(p[g] * v for p, v in zip(pats, x) if p[g]) == counts[g])
+    model.add(sum(x) <= len(nodes))
+    model.add(sum(v for p, v in zip(pats, x) if load(p) < capacity) <= phi)
+    for k, v in zip(keep, x):
+        model.add(k <= v)
+    model.maximize(sum(sum(p) * k for p, k in zip(pats, keep)))
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.max_time_in_seconds = float(time_limit)
+    if solver.solve(model) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return None
+    return [p for p, v in zip(pats, x) for _ in range(solver.value(v))]
+
+
+def _cost(nodes: Nodes, targets: Sequence[Pattern], capacity: int) -> tuple[int, int]:
+    mig = [outflow(node_pattern(node, capacity), t) for node, t in zip(nodes, targets)]
+    return sum(m for m, _ in mig), sum(g for _, g in mig)
 
 
 def heuristic_repack(nodes: Nodes, capacity: int, new_items: Sequence[Item] = (),
@@ -130,17 +145,24 @@ def heuristic_repack(nodes: Nodes, capacity: int, new_items: Sequence[Item] = ()
                                                 capacity, time_limit)
     if status != "optimal":
         return status, None, (), ()
-    full = [n for n, node in enumerate(nodes) if sum(g for _, g in node) == capacity]
-    rest = [n for n in range(len(nodes)) if n not in set(full)]
+    # Candidate (a): full nodes stay, the rest is repacked to a Φ★ witness of what remains.
+    full = {n for n, node in enumerate(nodes) if sum(g for _, g in node) == capacity}
+    rest = [n for n in range(len(nodes)) if n not in full]
     sub = tuple(nodes[n] for n in rest)
     sub_status, sub_pats, sub_phi = _witness_patterns(instance_counts(sub, new_items, capacity), len(sub),
                                                       capacity, time_limit)
-    targets = [node_pattern(node, capacity) for node in nodes]
     if sub_status == "optimal" and sub_phi == phi:
+        a = [node_pattern(node, capacity) for node in nodes]
         for n, p in zip(rest, assign_patterns(sub, sub_pats, capacity)):
-            targets[n] = p
+            a[n] = p
     else:
-        targets = assign_patterns(nodes, total_pats, capacity)
+        a = assign_patterns(nodes, total_pats, capacity)
+    candidates = [a]
+    # Candidate (b): a Φ★ witness that keeps as many whole current nodes as possible.
+    kept = keep_nodes_witness(nodes, capacity, new_items, phi, time_limit)
+    if kept is not None:
+        candidates.append(assign_patterns(nodes, kept, capacity))
+    targets = min(candidates, key=lambda t: _cost(nodes, t, capacity))
     placement, moves, admitted = realise_target(nodes, targets, new_items)
     return "ok", placement, moves, admitted
 

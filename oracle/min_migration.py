@@ -55,11 +55,12 @@ import dataclasses
 import itertools
 import math
 import time
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal, NamedTuple, Sequence
 
-from oracle.patterns import Pattern, fill_patterns, load
+from oracle.patterns import Pattern, fill_patterns, from_sizes, load
 from oracle.phi_star import phi_star
 
 Status = Literal["optimal", "feasible", "infeasible", "unknown"]
@@ -239,6 +240,37 @@ def realise_target(nodes: Nodes, targets: Sequence[Pattern], new_items: Sequence
     return tuple(tuple(sorted(k)) for k in kept), tuple(moves), tuple(admitted)
 
 
+def assign_patterns(nodes: Sequence[Sequence[Item]], patterns: Sequence[Pattern], capacity: int) -> list[Pattern]:
+    """The cheapest assignment of a fixed multiset of target patterns to the nodes (nodes beyond
+    ``len(patterns)`` become empty): fewest migrations, then fewest GPUs moved. A min-cost flow
+    from current node classes to target pattern types (networkx network simplex): optimal for
+    *these* patterns, not over all Φ★ packings."""
+    import networkx as nx
+
+    classes: dict[Pattern, list[int]] = {}
+    for n, node in enumerate(nodes):
+        classes.setdefault(node_pattern(node, capacity), []).append(n)
+    need = Counter(patterns)
+    need[(0,) * capacity] += len(nodes) - len(patterns)
+    weight = capacity * sum(len(node) for node in nodes) + 1  # one migration > any GPU count
+    graph = nx.DiGraph()
+    for k, members in classes.items():
+        graph.add_node(("now", k), demand=-len(members))
+    for p, c in need.items():
+        graph.add_node(("target", p), demand=c)
+        for k in classes:
+            mig, gpus = outflow(k, p)
+            graph.add_edge(("now", k), ("target", p), weight=weight * mig + gpus)
+    flow = nx.min_cost_flow(graph)
+    targets: list[Pattern] = [()] * len(nodes)
+    for k, members in classes.items():
+        it = iter(members)
+        for (_, p), f in sorted(flow[("now", k)].items()):
+            for _ in range(f):
+                targets[next(it)] = p
+    return targets
+
+
 # --------------------------------------------------------------------------------------------
 # The class-aggregated ILP, on CP-SAT or on HiGHS (through PuLP)
 
@@ -256,6 +288,7 @@ class RepackModel:
     classes: tuple[tuple[Pattern, tuple[int, ...]], ...]  # (current pattern, member nodes)
     columns: tuple[tuple[int, Pattern], ...]  # (class index, target pattern)
     counts: tuple[int, ...]
+    hint: tuple[int, ...] | None = None  # a feasible value per column, for CP-SAT
 
     @property
     def weight(self) -> int:
@@ -285,15 +318,21 @@ class RawSolution:
     wall_time: float
 
 
-def build_model(nodes: Nodes, capacity: int, new_items: tuple[Item, ...], target: int | None) -> RepackModel:
+def build_model(nodes: Nodes, capacity: int, new_items: tuple[Item, ...], target: int | None,
+                hint_targets: Sequence[Pattern] | None = None) -> RepackModel:
+    """The ILP; ``hint_targets`` (a target pattern per node, e.g. a witness) becomes the hint."""
     classes: dict[Pattern, list[int]] = {}
     for n, node in enumerate(nodes):
         classes.setdefault(node_pattern(node, capacity), []).append(n)
     patterns = fill_patterns(capacity, capacity)  # the empty pattern included
     cls = tuple((k, tuple(m)) for k, m in classes.items())
     cols = tuple((i, p) for i in range(len(cls)) for p in patterns)
+    hint = None
+    if hint_targets is not None:
+        pairs = Counter((node_pattern(node, capacity), t) for node, t in zip(nodes, hint_targets))
+        hint = tuple(pairs.get((cls[i][0], p), 0) for i, p in cols)
     return RepackModel(nodes, capacity, new_items, target, cls, cols,
-                       instance_counts(nodes, new_items, capacity))
+                       instance_counts(nodes, new_items, capacity), hint)
 
 
 def _rows(m: RepackModel, x: Sequence, add) -> None:
@@ -329,6 +368,9 @@ def solve_cpsat(m: RepackModel, time_limit: float) -> RawSolution:
     out = [outflow(m.classes[c][0], p) for c, p in m.columns]
     migrations = sum(o[0] * v for o, v in zip(out, x) if o[0])
     model.minimize(migrations)
+    if m.hint is not None:
+        for v, val in zip(x, m.hint):
+            model.add_hint(v, val)
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     # Measured on 90 %-load fragmented placements, N = 12..128 (benchmarks/bench_min_migration.py
@@ -350,6 +392,7 @@ def solve_cpsat(m: RepackModel, time_limit: float) -> RawSolution:
                            name, ortools_version, time.perf_counter() - t0)
     best = int(round(solver.objective_value))
     model.add(migrations == best)
+    model.clear_hints()
     for v, val in zip(x, values):
         model.add_hint(v, val)
     model.minimize(sum(o[1] * v for o, v in zip(out, x) if o[1]))
@@ -417,12 +460,33 @@ def _certificate(m: RepackModel, raw: RawSolution) -> MigrationCertificate:
                                 admitted=admitted, **common)
 
 
+def _no_answer(nodes: Nodes, capacity: int, status: Status, target: int | None, solver: str,
+               version: str, wall: float) -> MigrationCertificate:
+    return MigrationCertificate(status, None, None, None, False, target, partial_count(nodes, capacity), None,
+                                empty_count(nodes), None, None, (), (), solver, version, wall)
+
+
 def _solve(nodes: Nodes, capacity: int, new_items: tuple[Item, ...], target: int | None,
-           time_limit: float, solver: Solver) -> MigrationCertificate:
+           time_limit: float, solver: Solver, to_phi_star: bool) -> MigrationCertificate:
+    """Φ★ first (its certificate settles infeasibility and, with ``to_phi_star``, the target),
+    then the ILP, hinted with Φ★'s witness assigned to the nodes at least cost: without the hint
+    CP-SAT was seen to find no solution at all in 10 s on some N = 16 instances."""
     if solver not in BACKENDS:
         raise ValueError(f"unknown solver {solver!r}; known: {', '.join(BACKENDS)}")
-    m = build_model(nodes, capacity, new_items, target)
-    return _certificate(m, BACKENDS[solver](m, time_limit))
+    t0 = time.perf_counter()
+    phi = phi_star(instance_counts(nodes, new_items, capacity), len(nodes), capacity, time_limit)
+    if phi.status == "infeasible" or (to_phi_star and phi.status != "optimal"):
+        return _no_answer(nodes, capacity, phi.status, None, phi.solver, phi.solver_version,
+                          time.perf_counter() - t0)
+    if to_phi_star:
+        target = phi.objective
+    hint = None
+    if phi.status == "optimal" and (target is None or phi.objective <= target):
+        witness = [from_sizes(d, capacity) for d, mult in phi.witness for _ in range(mult)]
+        hint = assign_patterns(nodes, witness, capacity)
+    m = build_model(nodes, capacity, new_items, target, hint)
+    out = _certificate(m, BACKENDS[solver](m, max(0.01, time_limit - (time.perf_counter() - t0))))
+    return dataclasses.replace(out, wall_time=time.perf_counter() - t0)
 
 
 def min_migration_repack(current: Sequence[Sequence[Item]], capacity: int = 8,
@@ -436,22 +500,10 @@ def min_migration_repack(current: Sequence[Sequence[Item]], capacity: int = 8,
     """
     nodes = normalise(current, capacity, n_nodes)
     new_items = check_new_items(new_items, capacity)
-    t0 = time.perf_counter()
-    if target_partial is None:
-        cert = phi_star(instance_counts(nodes, new_items, capacity), len(nodes), capacity, time_limit)
-        if cert.status != "optimal":
-            status: Status = "infeasible" if cert.status == "infeasible" else "unknown"
-            return MigrationCertificate(status, None, None, None, False, target_partial=None,
-                                        partial_before=partial_count(nodes, capacity), partial_after=None,
-                                        empty_before=empty_count(nodes), empty_after=None, placement=None,
-                                        moves=(), admitted=(), solver=cert.solver,
-                                        solver_version=cert.solver_version, wall_time=time.perf_counter() - t0)
-        target_partial = cert.objective
-        time_limit = max(0.0, time_limit - (time.perf_counter() - t0))
-    elif target_partial < 0:
+    if target_partial is not None and target_partial < 0:
         raise ValueError(f"target_partial={target_partial} must be >= 0")
-    out = _solve(nodes, capacity, new_items, target_partial, time_limit, solver)
-    return dataclasses.replace(out, wall_time=time.perf_counter() - t0)
+    return _solve(nodes, capacity, new_items, target_partial, time_limit, solver,
+                  to_phi_star=target_partial is None)
 
 
 def min_migrations_to_admit(current: Sequence[Sequence[Item]], capacity: int, job_g: int, job_w: int,
@@ -465,7 +517,7 @@ def min_migrations_to_admit(current: Sequence[Sequence[Item]], capacity: int, jo
     if job_w < 1:
         raise ValueError(f"job w={job_w} must be >= 1")
     nodes = normalise(current, capacity, n_nodes)
-    return _solve(nodes, capacity, ((job_id, job_g),) * job_w, None, time_limit, solver)
+    return _solve(nodes, capacity, ((job_id, job_g),) * job_w, None, time_limit, solver, to_phi_star=False)
 
 
 # --------------------------------------------------------------------------------------------
