@@ -179,7 +179,13 @@ def _replay(args, argv, t0, to_json, to_junit, summary_text) -> int:
     try:
         results: list[ClaimResult] = []
         for rec in load_traces(args.replay):
-            res, lines = replay_record(rec)
+            if hier_claims.owns(rec.get("claim", "")):
+                try:
+                    res, lines = hier_claims.replay_record(rec)
+                except (KeyError, ValueError) as e:
+                    raise ReplayError(f"{args.replay}: bad hierarchical trace ({e})") from None
+            else:
+                res, lines = replay_record(rec)
             print("\n".join(lines))
             print(f"{res.claim_id}: {res.verdict.value.upper()} — {res.message}\n")
             results.append(res)

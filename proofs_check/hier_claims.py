@@ -583,18 +583,30 @@ def _trace_record(c: HierClaim, k: int, f: Finding, wcc: bool, variant: str) -> 
         figures = {"migrations": st["migrations"], "Φπ_GPU (partial panels)": partial_panels(facts.placement),
                    "partial domains (panel level)": sum(1 for nd in st["state"].panel.nodes if 0 < nd.used() < k)}
         shown.append({"event": st["event"], "state": st["lines"], "figures": figures, "failure": st["failure"]})
-    return {"kind": "hier-trace", "claim": c.id, "K": k, "n_domains": f.n_nodes, "variant": variant,
+    return {"kind": "trace", "family": "hier", "replay": "canonical", "claim": c.id, "K": k,
+            "n_domains": f.n_nodes, "variant": variant,
             "n_nodes": f"{f.n_nodes} domain(s) × {k} panel(s)", "wcc_trajectory": wcc,
             "events": [e.to_json() for e in f.events], "states": [hier_state_to_json(s) for s in f.states],
             "numbers": f.numbers, "failure": f.failure, "shown": shown}
 
 
 def replay_trace(record: dict[str, Any]) -> tuple[list[str], dict | None]:
-    """Re-run a saved ``hier-trace`` and re-test its claim on the last state: (printed lines,
-    breach or None). An operator failure on the last event is the breach of ``thm2.abs``."""
+    """Re-run a saved thm2 trace and re-test its claim on the last state: (printed lines, breach or
+    None). Search traces re-run through canonical states as the search did; sampled traces apply
+    their events directly. An operator failure on the last event is the breach of ``thm2.abs``."""
     c = HIER_CLAIMS[record["claim"]]
-    steps = walk(int(record["K"]), int(record["n_domains"]), [Event.from_json(d) for d in record["events"]],
-                 record.get("variant", "literal"))
+    k, n, variant = int(record["K"]), int(record["n_domains"]), record.get("variant", "literal")
+    events = [Event.from_json(d) for d in record["events"]]
+    if record.get("replay") == "direct":
+        steps, pol = [], HierCompass(n, k, variant)
+        for ev in events:
+            res = _apply(pol, ev)
+            steps.append({"event": str(ev), "state": pol.state_key(), "lines": render(pol.state_key()).splitlines(),
+                          "migrations": len(res.migrations), "failure": "" if res.ok else res.reason})
+            if not res.ok:
+                break
+    else:
+        steps = walk(k, n, events, variant)
     lines = []
     for i, st in enumerate(steps, 1):
         tail = f"  ({st['migrations']} migrations)" if st["migrations"] else ""
@@ -606,17 +618,56 @@ def replay_trace(record: dict[str, Any]) -> tuple[list[str], dict | None]:
     return lines, c.probe.test(HierFacts(steps[-1]["state"])) if c.probe is not None and steps else None
 
 
+def replay_record(record: dict[str, Any]) -> tuple[ClaimResult, list[str]]:
+    """`verify --replay` for this module's records: violated if the claim still breaks on the
+    replayed trace, holds if it no longer does (the bounds say it is about this one trace)."""
+    cid = record.get("claim", "")
+    if cid not in HIER_CLAIMS:
+        raise ValueError(f"trace names unknown claim {cid!r}")
+    if cid == "k1-reduces":
+        lines, breach = _replay_k1(record)
+        label = cid
+    else:
+        lines, breach = replay_trace(record)
+        label = f"{cid}[K={record['K']}]"
+    bounds = {"replayed": f"{len(record['events'])} recorded events"}
+    if breach is not None:
+        return ClaimResult(label, Verdict.VIOLATED, "still breaks on the replayed trace", bounds,
+                           counterexample=record), lines + [f"breaks: {breach}"]
+    return ClaimResult(label, Verdict.HOLDS, "no longer breaks on the replayed trace", bounds), lines
+
+
+def _replay_k1(record: dict[str, Any]) -> tuple[list[str], dict | None]:
+    """Re-run a k1-reduces record on the flat scheduler and on K = 1; the breach is the first event
+    whose decisions differ. Search records go through canonical flat states, as the search did."""
+    n, variant = int(record["n_nodes"]), record.get("variant", "literal")
+    flat, hier = Compass(n, G_PANEL, variant), HierCompass(n, 1, variant)
+    canonical_walk = record.get("replay") == "k1"
+    lines = []
+    for i, d in enumerate(record["events"], 1):
+        ev = Event.from_json(d)
+        if canonical_walk:
+            key = canonical(flat.state_key())
+            flat, hier = flat.with_state(key), hier.with_state(_flat_to_hier(key))
+        rf, rh = _apply(flat, ev), _apply(hier, ev)
+        lines.append(f"{i}. {ev}: flat ok={rf.ok} moves={len(rf.migrations)}, K=1 ok={rh.ok} moves={len(rh.migrations)}")
+        if (rf.ok, rf.migrations) != (rh.ok, rh.migrations) or flat.placement() != hier.placement():
+            return lines, {"flat": rf, "hier K=1": rh}
+    return lines, None
+
+
 # --------------------------------------------------------------------------- sampling
-def sample_hier(k: int, probes: list[Probe], b: HierBounds, wcc: bool, progress: Progress) -> dict[str, tuple[dict, list]]:
-    """Seeded random event sequences on up to ``sample_domains`` domains; a breached probe gets
-    (numbers, rendered trace). Sequences keep WCC when ``wcc`` (an event breaking it is skipped)."""
+def sample_hier(k: int, probes: list[Probe], b: HierBounds, wcc: bool, progress: Progress) -> dict[str, dict]:
+    """Seeded random event sequences on up to ``sample_domains`` domains; a breached probe gets a
+    replayable record (events applied directly, job ids as drawn). Sequences keep WCC when ``wcc``
+    (an event breaking it is skipped)."""
     rng = random.Random(f"{b.seed}-{k}")
     demands = b.demands or legal_demands(k)
-    found: dict[str, tuple[dict, list]] = {}
+    found: dict[str, dict] = {}
     for _ in range(b.samples):
         n = rng.randint(1, b.sample_domains)
         pol = HierCompass(n, k, b.variant)
-        trace: list[str] = []
+        trace: list[Event] = []
         next_id = 0
         for _ in range(b.sample_events):
             running = pol.running()
@@ -631,15 +682,16 @@ def sample_hier(k: int, probes: list[Probe], b: HierBounds, wcc: bool, progress:
                 if res.reason.startswith("operator failure"):
                     for p in probes:
                         if p.failure_breaks and p.claim_id not in found:
-                            found[p.claim_id] = ({"operator failure": res.reason, "D": n},
-                                                 _sample_shown(trace + [str(ev)], [], res.reason))
+                            found[p.claim_id] = _sample_record(p.claim_id, k, n, b.variant, trace + [ev],
+                                                               render(pol.state_key()).splitlines(),
+                                                               {"operator failure": res.reason}, res.reason)
                 continue
             facts = HierFacts(trial.state_key())
             if wcc and not all(facts.wcc()):
                 continue
             pol = trial
             next_id += ev.arrive
-            trace.append(str(ev))
+            trace.append(ev)
             for p in probes:
                 if p.claim_id in found:
                     continue
@@ -648,16 +700,22 @@ def sample_hier(k: int, probes: list[Probe], b: HierBounds, wcc: bool, progress:
                 except _Unknown:
                     continue
                 if numbers is not None:
-                    found[p.claim_id] = ({**numbers, "D": n}, _sample_shown(trace, render(facts.view).splitlines(), ""))
+                    found[p.claim_id] = _sample_record(p.claim_id, k, n, b.variant, list(trace),
+                                                       render(facts.view).splitlines(), numbers, "")
     if progress is not None:
         progress(f"[K={k}] {b.samples} sampled sequences on ≤ {b.sample_domains} domains: {len(found)} probe(s) breached")
     return found
 
 
-def _sample_shown(events: list[str], last_state: list[str], failure: str) -> list[dict[str, Any]]:
-    """A sampled trace as report steps: the events (job ids as drawn), the final state on the last."""
-    return [{"event": e, "state": last_state if i == len(events) - 1 else [], "figures": {},
-             "failure": failure if i == len(events) - 1 else ""} for i, e in enumerate(events)]
+def _sample_record(claim: str, k: int, n: int, variant: str, events: list[Event], last_state: list[str],
+                   numbers: dict, failure: str) -> dict[str, Any]:
+    """A sampled counterexample: events applied directly (not through canonical states)."""
+    last = len(events) - 1
+    shown = [{"event": str(e), "state": last_state if i == last else [], "figures": {},
+              "failure": failure if i == last else ""} for i, e in enumerate(events)]
+    return {"kind": "trace", "family": "hier", "replay": "direct", "claim": claim, "K": k, "n_domains": n,
+            "variant": variant, "n_nodes": f"{n} domain(s) × {k} panel(s)",
+            "events": [e.to_json() for e in events], "numbers": numbers, "failure": failure, "shown": shown}
 
 
 # --------------------------------------------------------------------------- k1-reduces
@@ -706,7 +764,7 @@ def check_k1(b: HierBounds, deadline: float | None, progress: Progress) -> Claim
                     compared += 1
                     if (rf.ok, rf.migrations) != (rh.ok, rh.migrations) or f.placement() != h.placement():
                         events, states = trace_to(parents, key)
-                        record = _k1_record(n, events + [ev], states, rf, rh)
+                        record = _k1_record(n, events + [ev], states, rf, rh, b.variant)
                         sizes.append(_size_row(stats, t0))
                         return ClaimResult(c.id, Verdict.VIOLATED, f"decisions differ at N={n} after {len(events) + 1} events",
                                            bounds, {"sizes": sizes, "compared events": compared}, record)
@@ -752,14 +810,15 @@ def _sample_k1(b: HierBounds) -> dict | None:
             events.append(ev)
             rf, rh = _apply(f, ev), _apply(h, ev)
             if (rf.ok, rf.migrations) != (rh.ok, rh.migrations) or f.placement() != h.placement():
-                return _k1_record(n, events, [], rf, rh)
+                return {**_k1_record(n, events, [], rf, rh, b.variant), "replay": "k1-direct"}
     return None
 
 
-def _k1_record(n: int, events: list[Event], states: list, rf, rh) -> dict[str, Any]:
+def _k1_record(n: int, events: list[Event], states: list, rf, rh, variant: str) -> dict[str, Any]:
     """Where flat and K = 1 decisions part: the events (explorer labels) and both results."""
     shown = [{"event": str(e), "state": [], "figures": {}, "failure": ""} for e in events]
-    return {"kind": "k1-trace", "claim": "k1-reduces", "n_nodes": n, "events": [e.to_json() for e in events],
+    return {"kind": "trace", "family": "hier", "replay": "k1", "claim": "k1-reduces", "n_nodes": n,
+            "variant": variant, "events": [e.to_json() for e in events],
             "states": [state_to_json(s) for s in states], "shown": shown,
             "numbers": {"flat": {"ok": rf.ok, "migrations": [list(m) for m in rf.migrations], "reason": rf.reason},
                         "hier K=1": {"ok": rh.ok, "migrations": [list(m) for m in rh.migrations], "reason": rh.reason}}}
@@ -798,11 +857,9 @@ def _result(c: HierClaim, k: int, exp: HierExploration, b: HierBounds, sampled: 
         msg = f"violated at D={f.n_nodes}, K={k} after {len(f.events)} events" + (f" ({f.failure})" if f.failure else "")
         return ClaimResult(cid, Verdict.VIOLATED, msg, bounds, stats, _trace_record(c, k, f, c.wcc, b.variant))
     if c.id in sampled:
-        numbers, trace = sampled[c.id]
-        return ClaimResult(cid, Verdict.VIOLATED, f"violated on a sampled sequence (D={numbers['D']}, K={k})", bounds,
-                           stats, {"kind": "hier-sample", "claim": c.id, "K": k, "n_domains": numbers["D"],
-                                   "n_nodes": f"{numbers['D']} domain(s) × {k} panel(s)",
-                                   "events": [st["event"] for st in trace], "numbers": numbers, "shown": trace})
+        rec = sampled[c.id]
+        return ClaimResult(cid, Verdict.VIOLATED, f"violated on a sampled sequence (D={rec['n_domains']}, K={k}, "
+                                                  f"{len(rec['events'])} events)", bounds, stats, rec)
     if b.samples:
         stats["sampled"] = f"no counterexample in {b.samples} sequences on ≤ {b.sample_domains} domains"
     if out.unknown:

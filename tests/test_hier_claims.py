@@ -127,3 +127,24 @@ def test_verify_cli_runs_theorem_2(capsys):
     assert main(["--list"]) == 0 and "k1-reduces" in capsys.readouterr().out
     assert main(["--theorem", "2", "--panels", "0"]) == 2
     assert main(["--claim", "k1-reduces", "--max-domains", "0"]) == 2
+
+
+def test_sampled_counterexample_replays():
+    hb = HierBounds(max_domains=1, panels=(3,), depth=2, samples=30, sample_domains=4, sample_events=12, seed=1)
+    (r,) = run_hier_claims(resolve_hier(["thm2-lifted.slotted"]), hb)
+    assert r.verdict == Verdict.VIOLATED and "sampled" in r.message  # D = 1 cannot break it; D ≥ 2 can
+    from proofs_check.hier_claims import replay_record
+
+    res, lines = replay_record(r.counterexample)
+    assert res.verdict == Verdict.VIOLATED and res.claim_id == "thm2-lifted.slotted[K=3]"
+
+
+def test_verify_replay_of_a_hierarchical_trace(tmp_path, capsys):
+    from proofs_check.cli import main
+
+    out = tmp_path / "r.json"
+    assert main(["--claim", "thm2.abs", "--max-domains", "1", "--panels", "2", "--depth", "3",
+                 "--quiet", "--json", str(out)]) == 1
+    capsys.readouterr()
+    assert main(["--replay", str(out)]) == 1
+    assert "thm2.abs[K=2]: VIOLATED — still breaks on the replayed trace" in capsys.readouterr().out
