@@ -243,6 +243,10 @@ class Compass:
         """Φπ, maintained incrementally."""
         return self._partial
 
+    def empty_count(self) -> int:
+        """Fully empty nodes, maintained incrementally."""
+        return self._empty.size(0)
+
     def instance_counts(self) -> tuple[int, ...]:
         """n_1..n_G of the running instances, maintained incrementally."""
         return tuple(self._counts[1:])

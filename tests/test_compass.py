@@ -249,6 +249,7 @@ class CompassMachine(RuleBasedStateMachine):
         assert placement_violations(p, self.c.running().values()) == []
         assert in_abs(view) == []
         assert self.c.partial_count() == partial_nodes(p)
+        assert self.c.empty_count() == sum(1 for node in p.nodes if not node)
         assert self.c.instance_counts() == p.counts()
         assert self.c.clone().abs_view() == view
 
