@@ -194,7 +194,8 @@ def _counts_result(claim: Claim, bounds: Bounds, checked: int, skipped: int, sec
     b = {"max_total_gpus": 8 * bounds.max_nodes, "N": f"1..{bounds.max_nodes}"}
     stats = {"checked": checked, "not packable in max_nodes nodes": skipped, "seconds": round(seconds, 2)}
     if breach is not None:
-        return ClaimResult(claim.id, Verdict.VIOLATED, breach.pop("message"), b, stats, {"kind": "counts", **breach})
+        return ClaimResult(claim.id, Verdict.VIOLATED, breach.pop("message"), b, stats,
+                           {"kind": "counts", "claim": claim.id, **breach})
     if timed_out:
         return ClaimResult(claim.id, Verdict.INCONCLUSIVE, f"time limit hit after {checked} checks", b, stats)
     if unknown:

@@ -112,7 +112,7 @@ def load_traces(path: str) -> list[dict[str, Any]]:
     for r in doc["results"]:
         rec = r.get("counterexample") or (r.get("stats") or {}).get("witness")
         if rec:
-            out.append(rec)
+            out.append({"claim": r.get("claim_id"), **rec})
     if not out:
         raise ReplayError(f"{path}: no counterexample or witness to replay")
     return out
