@@ -90,3 +90,12 @@ def test_report_prints_records_it_does_not_own():
     r = ClaimResult("ring-choice", Verdict.VIOLATED, "gap", counterexample={"dims": [1, 2, 3], "demand": 5})
     assert '"dims": [1, 2, 3]' in claim_text(r)
     assert ET.fromstring(to_junit([r], 0.1)).find("testcase/failure") is not None
+
+
+def test_count_claim_counterexample_replays(capsys, tmp_path):
+    js = tmp_path / "c.json"
+    code, out, _ = run(capsys, "--claim", "alg2.nowcc", "--max-nodes", "2", "--quiet", "--json", str(js))
+    assert code in (0, 1)
+    if code == 1:  # whatever Algorithm 2 does, a reported counterexample must replay
+        code, out, _ = run(capsys, "--replay", str(js))
+        assert code == 1 and "reproduced" in out
