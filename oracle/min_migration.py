@@ -335,24 +335,26 @@ def build_model(nodes: Nodes, capacity: int, new_items: tuple[Item, ...], target
                        instance_counts(nodes, new_items, capacity), hint)
 
 
-def _rows(m: RepackModel, x: Sequence, add) -> None:
-    """Every node of each class gets one pattern; demands met exactly; the partial-node bound."""
+def _rows(m: RepackModel, x: Sequence, add, linear) -> None:
+    """Every node of each class gets one pattern; demands met exactly; the partial-node bound.
+    ``linear(vars, coefs)`` builds a linear expression in the backend's own (fast) way."""
     per_class: list[list] = [[] for _ in m.classes]
-    per_g: list[list] = [[] for _ in range(m.capacity)]
+    per_g: list[tuple[list, list]] = [([], []) for _ in range(m.capacity)]
     partial = []
     for (c, p), v in zip(m.columns, x):
         per_class[c].append(v)
         for g, k in enumerate(p):
             if k:
-                per_g[g].append(k * v)
+                per_g[g][0].append(v)
+                per_g[g][1].append(k)
         if 0 < load(p) < m.capacity:
             partial.append(v)
     for (_, members), terms in zip(m.classes, per_class):
-        add(sum(terms) == len(members))
-    for g, terms in enumerate(per_g):
-        add(sum(terms) == m.counts[g])
+        add(linear(terms, [1] * len(terms)) == len(members))
+    for g, (terms, coefs) in enumerate(per_g):
+        add(linear(terms, coefs) == m.counts[g])
     if m.target is not None:
-        add(sum(partial) <= m.target)
+        add(linear(partial, [1] * len(partial)) <= m.target)
 
 
 def solve_cpsat(m: RepackModel, time_limit: float) -> RawSolution:
@@ -364,13 +366,19 @@ def solve_cpsat(m: RepackModel, time_limit: float) -> RawSolution:
     t0 = time.perf_counter()
     model = cp_model.CpModel()
     x = [model.new_int_var(0, len(m.classes[c][1]), "") for c, _ in m.columns]
-    _rows(m, x, model.add)
+    weighted = cp_model.LinearExpr.weighted_sum
+    _rows(m, x, model.add, weighted)
     out = [outflow(m.classes[c][0], p) for c, p in m.columns]
-    migrations = sum(o[0] * v for o, v in zip(out, x) if o[0])
+    migrations = weighted(x, [o[0] for o in out])
     model.minimize(migrations)
+
+    def hint(values: Sequence[int]) -> None:  # through the proto: add_hint per variable is slow
+        model.clear_hints()
+        model.proto.solution_hint.vars.extend(v.index for v in x)
+        model.proto.solution_hint.values.extend(values)
+
     if m.hint is not None:
-        for v, val in zip(x, m.hint):
-            model.add_hint(v, val)
+        hint(m.hint)
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     # Measured on 90 %-load fragmented placements, N = 12..128 (benchmarks/bench_min_migration.py
@@ -392,10 +400,8 @@ def solve_cpsat(m: RepackModel, time_limit: float) -> RawSolution:
                            name, ortools_version, time.perf_counter() - t0)
     best = int(round(solver.objective_value))
     model.add(migrations == best)
-    model.clear_hints()
-    for v, val in zip(x, values):
-        model.add_hint(v, val)
-    model.minimize(sum(o[1] * v for o, v in zip(out, x) if o[1]))
+    hint(values)
+    model.minimize(weighted(x, [o[1] for o in out]))
     solver.parameters.max_time_in_seconds = max(0.01, float(time_limit) - (time.perf_counter() - t0))
     st2 = solver.solve(model)
     if st2 in (cp_model.OPTIMAL, cp_model.FEASIBLE):
@@ -415,7 +421,7 @@ def solve_milp(m: RepackModel, time_limit: float) -> RawSolution:
     prob = pulp.LpProblem("min_migration", pulp.LpMinimize)
     x = [pulp.LpVariable(f"z{i}", 0, len(m.classes[c][1]), cat="Integer") for i, (c, _) in enumerate(m.columns)]
     prob += pulp.lpSum(c * v for c, v in zip(m.costs(), x) if c)
-    _rows(m, x, prob.addConstraint)
+    _rows(m, x, prob.addConstraint, lambda vs, cs: pulp.lpSum(c * v for c, v in zip(cs, vs)))
     # Integral objective: an absolute gap below 1 proves optimality (no relative gap).
     with _c_stdout_silenced():
         prob.solve(pulp.HiGHS(msg=False, timeLimit=float(time_limit), threads=1, gapRel=0.0, gapAbs=0.999))
