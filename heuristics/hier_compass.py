@@ -29,7 +29,8 @@ H1. *Which panels the GPU level may use; how GPU-level work appears to the panel
     ("the Cartesian product across domains of Σpanel, with the internal state of each
     non-saturated panel still drawn from the GPU-level Σ"): in a panel-level domain the
     non-saturated panels are GPU-level *empty*. It keeps the two populations disjoint, as D.4's
-    "do not interfere" requires, with no eviction rule (which the paper does not give).
+    "do not interfere" requires, with no eviction rule (which the paper does not give). The other
+    level's nodes are put out of service in place (kind ``blocked``, see ``HierCompass``).
 H2. *g = 8.* D.3 lists g ≤ 8 as sub-panel (GPU level) and also calls g = 8 instances panel-fillers;
     eq. (25) counts n_8 as the panel-level fillers, so g = 8 goes to the panel level as a 1-panel
     unit. At K = 1 the 1-panel unit and the domain-filling instance coincide and are handled as a
@@ -49,6 +50,8 @@ H6. *Migrations.* GPU-level migrations name panels. A panel-level migration move
     src/dst = the first panel of the source/destination domain, kind prefixed ``panel-``
     (panels inside a domain are interchangeable at the panel level; ``hier_placement`` lays them
     out slot by slot).
+
+Findings and the claims that check all this: docs/hierarchical.md, ``proofs_check/hier_claims.py``.
 """
 from __future__ import annotations
 
