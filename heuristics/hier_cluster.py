@@ -228,7 +228,7 @@ def gpu_phi_star(sub_counts: tuple[int, ...], multi: Counter, t: Topology,
                            fit.solver_version, fit.wall_time)
     span_panels = sum(p * m for p, m in multi.items())
     cert = phi_star(tuple(sub_counts), t.n_panels - span_panels, G_PANEL, time_limit)
-    if not span_panels or not cert.witness and cert.status != "optimal":
+    if not span_panels or cert.status == "infeasible" or cert.status == "unknown" and not cert.witness:
         return cert
     witness = Counter(dict(cert.witness))
     witness[(G_PANEL,)] += span_panels

@@ -59,7 +59,7 @@ from dataclasses import replace
 from functools import partial
 from typing import NamedTuple
 
-from heuristics.abs_space import EMPTY, POOL, AbsView, NodeView, in_abs, slot_width
+from heuristics.abs_space import EMPTY, AbsView, NodeView, in_abs, slot_width
 from heuristics.cluster import G_DEFAULT, Instance, Job, Placement
 from heuristics.compass import VARIANTS, Compass, Variant
 from heuristics.hier_cluster import (

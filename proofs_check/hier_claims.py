@@ -205,9 +205,7 @@ class HierFacts:
         phi_pi = partial_panels(self.placement)
         out: dict[str, Any] = {"D": t.n_domains, "K": t.panels_per_domain, "N_p": t.n_panels,
                                "n_1..n_8": list(sub), "panel demands": dict(sorted(multi.items())), "Φπ_GPU": phi_pi}
-        cert = gpu_phi_star(sub, multi, t)
-        if cert.status != "optimal":
-            raise _Unknown(f"Φ★_GPU {cert.status} for {sub}, {dict(multi)} on {t}")
+        cert = _settled(gpu_phi_star(sub, multi, t), f"Φ★_GPU for {sub}, {dict(multi)} on {t}")
         out["Φ★_GPU"] = cert.objective
         out["SIF_GPU"] = str(Fraction(phi_pi - cert.objective, t.n_panels))
         out["bound"] = f"2/{t.n_panels}"
@@ -220,9 +218,7 @@ class HierFacts:
         counts = panel_counts(units, Counter(multi), k)
         used = [nd.used() for nd in self.view.panel.nodes]
         phi_pi = sum(1 for u in used if 0 < u < k)
-        cert = panel_phi_star(counts, t)
-        if cert.status != "optimal":
-            raise _Unknown(f"Φ★_panel {cert.status} for {counts} on {t}")
+        cert = _settled(panel_phi_star(counts, t), f"Φ★_panel for {counts} on {t}")
         return {"D": t.n_domains, "K": k, "panel counts n_1..n_K": list(counts), "Φπ_panel": phi_pi,
                 "Φ★_panel": cert.objective, "SIF_panel": str(Fraction(phi_pi - cert.objective, t.n_domains)),
                 "bound": f"2/{t.n_domains}"}
@@ -230,6 +226,16 @@ class HierFacts:
 
 class _Unknown(RuntimeError):
     """An exact Φ★ solve did not finish: the part is inconclusive for that state."""
+
+
+def _settled(cert, what: str):
+    """An optimal certificate, else _Unknown (solver limit) or RuntimeError: a reached state is a
+    packing, so 'infeasible' would be an oracle error, never a verdict."""
+    if cert.status == "unknown":
+        raise _Unknown(f"{what}: solver limit hit")
+    if cert.status != "optimal":
+        raise RuntimeError(f"{what}: oracle says {cert.status} for a state that exists")
+    return cert
 
 
 # --------------------------------------------------------------------------- probes
