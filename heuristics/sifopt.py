@@ -19,12 +19,14 @@ Readings chosen (registered as ``"sifopt"``):
   is refused only when no packing of all instances into N nodes exists — SIFOpt never refuses a
   job that any migration could admit.
 * **Departures.** The job leaves; if Φπ > Φ★ afterwards, the cluster is repacked.
-* **Exact up to ``exact_max_nodes`` nodes** (default 512: the ILP's size does not depend on N,
-  and ``benchmarks/bench_min_migration.py`` measured proven-optimal solves well under a second up
-  to N = 512 at 90 % load; at N = 2048 an occasional solve runs past 20 s). Beyond that, or when
-  the exact solve hits ``time_limit`` (counted in ``stats.fallbacks``; never claimed optimal),
+* **Exact up to ``exact_max_nodes`` nodes** (default 64). The ILP's size does not depend on N,
+  but its solve time does: ``benchmarks/bench_min_migration.py`` (90 % load, fragmented) proved
+  every instance up to N = 128 on GFS-like mixes in well under a second, while on mixes rich in
+  3/5/6/7-GPU instances single solves take seconds from N = 16 on and can hit a 10 s limit at
+  N = 128 (figures in ``docs/sifopt_scheduler.md``). Beyond ``exact_max_nodes``, or when the
+  exact solve hits ``time_limit`` (counted in ``stats.fallbacks``; never claimed optimal),
   :func:`heuristic_repack` is used.
-* **The heuristic** (its measured gap is in ``docs/sifopt.md``) picks target node patterns, then
+* **The heuristic** (measured gap in ``docs/sifopt_scheduler.md``) picks target node patterns, then
   assigns them to nodes optimally (min-cost flow, :func:`assign_patterns`) and moves what does
   not fit (``oracle.min_migration.realise_target``). Two candidate pattern sets, the cheaper wins:
   (a) every full node stays, the other nodes get a Φ★ witness of the remaining instances — when
@@ -58,7 +60,7 @@ from oracle.min_migration import (
 from oracle.patterns import Pattern, bin_patterns, from_sizes, load
 from oracle.phi_star import phi_star
 
-DEFAULT_EXACT_MAX_NODES = 512
+DEFAULT_EXACT_MAX_NODES = 64
 DEFAULT_TIME_LIMIT = 10.0
 
 

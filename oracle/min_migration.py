@@ -382,7 +382,7 @@ def solve_cpsat(m: RepackModel, time_limit: float) -> RawSolution:
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     # Measured on 90 %-load fragmented placements, N = 12..128 (benchmarks/bench_min_migration.py
-    # and the notes in docs/sifopt.md): probing and symmetry detection cost more than they save on
+    # and docs/sifopt_scheduler.md): probing and symmetry detection cost more than they save on
     # this small transportation-like model, and adding the LP rows up front (not lazily) makes
     # the LP bound available at once; together 2-10x faster.
     solver.parameters.cp_model_probing_level = 0
