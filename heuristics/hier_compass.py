@@ -34,7 +34,8 @@ H1. *Which panels the GPU level may use; how GPU-level work appears to the panel
 H2. *g = 8.* D.3 lists g ≤ 8 as sub-panel (GPU level) and also calls g = 8 instances panel-fillers;
     eq. (25) counts n_8 as the panel-level fillers, so g = 8 goes to the panel level as a 1-panel
     unit. At K = 1 the 1-panel unit and the domain-filling instance coincide and are handled as a
-    unit (a capacity-1 domain admits no slot).
+    unit (a capacity-1 domain admits no slot). ``eight_gpu_level="gpu"`` takes the other reading
+    (g = 8 a width-8 slot at the GPU level; the panel level then has no fillers).
 H3. *Slot widths at the panel level.* w_p★(p) of eq. (23) is defined for p ≤ 8 only; p = K uses the
     width-K degenerate slot. For K ≥ 10 a demand p ∈ 9..K−1 has no width: such an arrival is
     refused with that reason. For K ∈ {6, 7}, p ∈ 5..K−1 gets w_p★ = 8 > K: never placeable, so
@@ -182,21 +183,25 @@ class HierCompass:
 
     capacity = G_DEFAULT
 
-    def __init__(self, n_domains: int, panels_per_domain: int, variant: str | Variant = "literal") -> None:
+    def __init__(self, n_domains: int, panels_per_domain: int, variant: str | Variant = "literal",
+                 eight_gpu_level: str = PANEL) -> None:
         topology = Topology(n_domains, panels_per_domain)
         check_topology(topology)
+        if eight_gpu_level not in (GPU, PANEL):
+            raise ValueError(f"eight_gpu_level={eight_gpu_level!r} must be {PANEL!r} (reading H2) or {GPU!r}")
         if isinstance(variant, str):
             if variant not in VARIANTS:
                 raise ValueError(f"unknown COMPASS variant {variant!r}; known: {', '.join(VARIANTS)}")
             variant = VARIANTS[variant]
         k = panels_per_domain
-        self._configure(topology, variant, {GPU: Compass(1, G_PANEL, variant), PANEL: Compass(1, k, panel_variant(variant, k))})
+        self._configure(topology, variant, eight_gpu_level,
+                        {GPU: Compass(1, G_PANEL, variant), PANEL: Compass(1, k, panel_variant(variant, k))})
         self._install(HierView(k, AbsView(k, (NodeView(EMPTY),) * n_domains),
                                AbsView(G_PANEL, (NodeView(EMPTY),) * topology.n_panels)))
 
-    def _configure(self, topology: Topology, variant: Variant, proto: dict[str, Compass]) -> None:
-        self.topology, self.variant, self._proto = topology, variant, proto
-        self.name = f"hier-compass-{variant.name}"
+    def _configure(self, topology: Topology, variant: Variant, eight_gpu_level: str, proto: dict[str, Compass]) -> None:
+        self.topology, self.variant, self.eight_gpu_level, self._proto = topology, variant, eight_gpu_level, proto
+        self.name = f"hier-compass-{variant.name}" + ("" if eight_gpu_level == PANEL else "-g8gpu")
         self.n_nodes = topology.n_panels
 
     # ----------------------------------------------------------------- state
@@ -262,9 +267,10 @@ class HierCompass:
     def with_state(self, view: HierView) -> "HierCompass":
         """A scheduler of the same variant whose state is ``view`` (any domain count, same K)."""
         if view.panels_per_domain != self.topology.panels_per_domain:
-            return HierCompass(view.topology.n_domains, view.panels_per_domain, self.variant).with_state(view)
+            return HierCompass(view.topology.n_domains, view.panels_per_domain, self.variant,
+                               self.eight_gpu_level).with_state(view)
         h = HierCompass.__new__(HierCompass)
-        h._configure(view.topology, self.variant, self._proto)
+        h._configure(view.topology, self.variant, self.eight_gpu_level, self._proto)
         h._install(view)
         return h
 
@@ -291,7 +297,10 @@ class HierCompass:
 
     # ----------------------------------------------------------------- Algorithm 1, two levels
     def level_of(self, g: int) -> str:
-        """Dispatch of D.4: sub-panel → GPU level, every other class → panel level."""
+        """Dispatch of D.4: sub-panel → GPU level, every other class → panel level; g = 8 by
+        ``eight_gpu_level`` (reading H2: the panel level; "gpu" is the other reading of D.3)."""
+        if g == G_PANEL:
+            return self.eight_gpu_level
         return GPU if instance_class(g, self.topology.panels_per_domain) == SUB_PANEL else PANEL
 
     def arrive(self, job: Job) -> EventResult:
@@ -355,7 +364,7 @@ def _set_kind(c: Compass, n: int, kind: str) -> None:
 
 @register("hier-compass")
 def _build_hier(n_nodes: int, capacity: int = G_DEFAULT, panels_per_domain: int | None = None,
-                variant: str = "literal", **opts) -> HierCompass:
+                variant: str = "literal", eight_gpu_level: str = PANEL, **opts) -> HierCompass:
     """Registry entry: ``n_nodes`` panels of 8 GPUs grouped into domains of ``panels_per_domain``."""
     if panels_per_domain is None:
         raise ValueError("hier-compass needs the option panels_per_domain (K panels per NVLink domain)")
@@ -363,4 +372,4 @@ def _build_hier(n_nodes: int, capacity: int = G_DEFAULT, panels_per_domain: int 
         raise ValueError(f"hier-compass runs on panels of 8 GPUs, got capacity={capacity}")
     if n_nodes % panels_per_domain:
         raise ValueError(f"n_nodes={n_nodes} panels is not a multiple of panels_per_domain={panels_per_domain}")
-    return HierCompass(n_nodes // panels_per_domain, panels_per_domain, variant)
+    return HierCompass(n_nodes // panels_per_domain, panels_per_domain, variant, eight_gpu_level)

@@ -50,6 +50,17 @@ def test_k1_is_byte_identical_to_flat_compass(variant, n, acts):
         assert flat.running() == hier.running()
 
 
+@settings(max_examples=40, deadline=None)
+@given(d=st.integers(1, 3), k=st.sampled_from([2, 9]), acts=actions)
+def test_g8_at_gpu_level_is_flat_compass_over_panels_for_g_up_to_8(d, k, acts):
+    """With eight_gpu_level='gpu' and no multi-panel job the panel level is never used, so the
+    scheduler is the flat one with a node per panel, whatever K."""
+    flat, hier = Compass(d * k, 8), HierCompass(d, k, eight_gpu_level=GPU)
+    for rf, rh in _run([flat, hier], acts):
+        assert (rf.ok, rf.migrations) == (rh.ok, rh.migrations)
+        assert flat.placement() == hier.placement()
+
+
 def test_k1_does_not_reduce_for_the_repaired_admission_reserve():
     """'repaired' refuses an arrival that would leave a filler without a pool/empty seat; at K = 1
     the 8-GPU job goes to the panel level, which does not see the GPU level's fillers (a finding,
@@ -144,6 +155,9 @@ def test_panel_migrations_are_reported_in_gpus_and_panels():
 def test_registry_and_simulator_options():
     p = make_policy("hier-compass", 18, 8, panels_per_domain=9)
     assert (p.n_nodes, p.capacity, p.topology.n_domains) == (18, 8, 2)
+    assert make_policy("hier-compass", 18, 8, panels_per_domain=9, eight_gpu_level="gpu").level_of(8) == GPU
+    with pytest.raises(ValueError, match="eight_gpu_level"):
+        make_policy("hier-compass", 18, 8, panels_per_domain=9, eight_gpu_level="rack")
     for opts, needle in (({"panels_per_domain": 4}, "not a multiple"), ({}, "panels_per_domain")):
         with pytest.raises(ValueError, match=needle):
             make_policy("hier-compass", 18, 8, **opts)
