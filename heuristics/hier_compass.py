@@ -60,7 +60,7 @@ from dataclasses import replace
 from functools import partial
 from typing import NamedTuple
 
-from heuristics.abs_space import EMPTY, AbsView, NodeView, in_abs, slot_width
+from heuristics.abs_space import EMPTY, AbsView, NodeView, in_abs, slot_width, view_placement
 from heuristics.cluster import G_DEFAULT, Instance, Job, Placement
 from heuristics.compass import VARIANTS, Compass, Variant
 from heuristics.hier_cluster import (
@@ -158,12 +158,7 @@ def layout(view: HierView) -> HierPlacement:
     panels; in a panel-level domain, its slots laid out in order from its first panel (anchor's p
     panels, then one panel per filler, then the vacancy), then its pool units one per panel."""
     t = view.topology
-    panels: list[list[Instance]] = [[] for _ in range(t.n_panels)]
-    for p, nd in enumerate(view.gpu.nodes):
-        panels[p].extend(Instance(j, 1) for j in nd.pool)
-        for s in nd.slots:
-            panels[p].append(Instance(s.anchor_job, s.anchor_g))
-            panels[p].extend(Instance(j, 1) for j in s.fillers)
+    panels = [list(insts) for insts in view_placement(view.gpu).nodes]
     spans: list[Span] = []
     for d, nd in enumerate(view.panel.nodes):
         cursor = t.panels_of(d).start
