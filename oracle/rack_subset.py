@@ -17,6 +17,9 @@ Method (exact, exploits the structure):
   (b) the exact tour of P ∪ {q} (computed for all q at once from the Hamiltonian paths of P) is
       ≤ the incumbent's ring cost — a valid bound because a closed tour of a superset is never
       shorter than one of a subset under a metric (shortcutting);
+  (c) on ring-cost ties, fragmentation: a set with excess E = Σr − D > 0 leaves some rack with
+      1..E chips, so it costs at least min f[1..E] (E ranges between the smallest and largest
+      completions' excess);
 - level 3 for a fixed set is a min-plus knapsack over leftovers l_i ∈ [0, r_i − 1] with
   Σ l_i = Σ r_i − D (so every selected rack gets at least one chip).
 The initial incumbent is the k* largest residuals (always feasible). If the time limit is hit the
@@ -154,6 +157,8 @@ def lex_optimal_subset(residual: Sequence[int], demand: int, dist: Sequence[Sequ
         raise ValueError(f"demand: {demand!r} is not a positive integer")
     if len(table) <= int(res_all.max(initial=0)):
         raise ValueError(f"table: needs an entry for every leftover 0..{int(res_all.max())}")
+    if min(table) < 0:
+        raise ValueError("table: penalties must be non-negative (the fragmentation bound relies on it)")
 
     def done(status, objective, bound, alloc, ring, nodes=0):
         return SubsetCertificate(status, objective, bound, alloc, ring, time.perf_counter() - start,
@@ -182,41 +187,49 @@ def lex_optimal_subset(residual: Sequence[int], demand: int, dist: Sequence[Sequ
     first = tuple(int(i) for i in order[:k])
     inc_cost = _tour_exact(np.array(first), d)
     incumbent = finish(first, inc_cost[0], inc_cost[1])
-    floor = float(np.min(np.asarray(table, dtype=float)))
+    # g[e] = min penalty of one rack left with 1..e chips: with a non-negative table, a set whose
+    # excess E = Σr − D is positive has some rack with leftover in 1..E, so its cost is ≥ g[E].
+    f = np.asarray(table, dtype=float)
+    g = np.concatenate([[0.0], np.minimum.accumulate(f[1:])])
+    tail = prefix[n] - prefix[n - np.arange(k + 1)]  # tail[m] = sum of the m smallest residuals
 
-    def hopeless(tour_lb: float) -> bool:
-        """No completion can beat the incumbent: longer ring, or equal ring and the incumbent's
-        fragmentation cost already at the table's minimum."""
-        inc_tour, inc_frag = incumbent[0][1], incumbent[0][2]
-        return tour_lb > inc_tour or (tour_lb == inc_tour and inc_frag <= floor)
+    def frag_bound(excess_min: np.ndarray, excess_max: np.ndarray) -> np.ndarray:
+        return np.where(excess_min <= 0, 0.0, g[np.minimum(excess_max, len(g) - 1)])
 
-    # Each stack entry: (tour lower bound, positions chosen so far, increasing).
-    stack: list[tuple[float, tuple[int, ...]]] = [(0.0, (p,)) for p in reversed(range(n - k + 1))]
+    def hopeless(tour_lb: float, frag_lb: float) -> bool:
+        """No completion can beat the incumbent lexicographically on (ring, fragmentation)."""
+        inc_tour, inc_frag = incumbent[0][1], round(incumbent[0][2], 9)
+        return tour_lb > inc_tour or (tour_lb == inc_tour and round(frag_lb, 9) >= inc_frag)
+
+    # Each stack entry: (ring lower bound, fragmentation lower bound, positions chosen, increasing).
+    stack: list[tuple[float, float, tuple[int, ...]]] = [(0.0, 0.0, (p,)) for p in reversed(range(n - k + 1))]
     nodes = 0
     while stack:
         if time.perf_counter() - start > time_limit:
-            low = min([incumbent[0][1]] + [b for b, _ in stack])
+            low = min([incumbent[0][1]] + [b for b, _, _ in stack])
             return done("unknown", incumbent[0], (k, low, 0.0), incumbent[1], incumbent[2], nodes)
-        lb, chosen = stack.pop()
+        lb, flb, chosen = stack.pop()
         nodes += 1
-        if hopeless(lb):
+        if hopeless(lb, flb):
             continue
         need_after = k - len(chosen) - 1  # racks still to pick after the next one
         cands = np.arange(chosen[-1] + 1, n - need_after)
         if len(cands) == 0:
             continue
-        cap = prefix[cands + need_after + 1] - prefix[cands] + r[list(chosen)].sum()
-        cands = cands[cap >= demand]
+        base = int(r[list(chosen)].sum())
+        cap = prefix[cands + need_after + 1] - prefix[cands] + base
+        cands, cap = cands[cap >= demand], cap[cap >= demand]
         if len(cands) == 0:
             continue
         members = order[list(chosen)]
         tours = _tours_with(members, order[cands], d)
-        keep = np.array([not hopeless(t) for t in tours.tolist()], dtype=bool)
-        cands, tours = cands[keep], tours[keep]
+        flbs = frag_bound(base + r[cands] + tail[need_after] - demand, cap - demand)
+        keep = np.array([not hopeless(t, fl) for t, fl in zip(tours.tolist(), flbs.tolist())], dtype=bool)
+        cands, tours, flbs = cands[keep], tours[keep], flbs[keep]
         if need_after == 0:
-            for q, t in sorted(zip(cands.tolist(), tours.tolist()), key=lambda x: x[1]):
-                if hopeless(t):
-                    break
+            for q, t, fl in sorted(zip(cands.tolist(), tours.tolist(), flbs.tolist()), key=lambda x: x[1]):
+                if hopeless(t, fl):
+                    continue
                 rack_set = tuple(int(i) for i in order[list(chosen) + [q]])
                 ring, cost = _tour_exact(np.array(rack_set), d)
                 cand = finish(rack_set, ring, cost)
@@ -224,7 +237,7 @@ def lex_optimal_subset(residual: Sequence[int], demand: int, dist: Sequence[Sequ
                     incumbent = cand
             continue
         for i in np.argsort(-tours, kind="stable"):
-            stack.append((float(tours[i]), chosen + (int(cands[i]),)))
+            stack.append((float(tours[i]), float(flbs[i]), chosen + (int(cands[i]),)))
     return done("optimal", incumbent[0], incumbent[0], incumbent[1], incumbent[2], nodes)
 
 

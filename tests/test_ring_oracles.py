@@ -59,6 +59,8 @@ def test_rack_subset_oracle_matches_brute_force(seed, penalty):
     cap = 5
     cluster = RackCluster.torus(dims, capacity=cap)
     residual = [int(x) for x in rng.integers(0, cap + 1, cluster.n)]
+    if seed % 3 == 0:  # equal residuals: many ring-cost ties, exercises the fragmentation bound
+        residual = [cap - 1 if x else 0 for x in residual]
     demand = int(rng.integers(1, max(2, sum(residual) + 2)))
     table = FragmentationPenalty(penalty).table(cap)
     cert = lex_optimal_subset(residual, demand, cluster.dist, table)
@@ -111,6 +113,8 @@ def test_oracle_bad_input():
         lex_optimal_subset([1] * 8, 0, d, table)
     with pytest.raises(ValueError, match="table"):
         lex_optimal_subset([9] * 8, 3, d, table)
+    with pytest.raises(ValueError, match="table"):
+        lex_optimal_subset([1] * 8, 3, d, [0.0, -1.0])
     with pytest.raises(ValueError, match="dist"):
         held_karp(np.array([[0, 1], [2, 0]]))
 
