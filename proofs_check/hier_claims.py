@@ -946,7 +946,7 @@ def bounds_text(b: HierBounds) -> str:
 
 def catalogue_text() -> str:
     return "\n".join(f"{c.id}\n    ref:       {c.ref}\n    premise:   {c.premise}\n    property:  {c.property}\n"
-                     f"    checked:   hierarchical COMPASS (literal), one result per K of --panels"
+                     f"    checked:   hierarchical COMPASS (--variant, default literal), one result per K of --panels"
                      + (" (K = 1 only)" if c.probe is None else "") for c in HIER_CATALOGUE)
 
 
