@@ -57,6 +57,7 @@ from heuristics.cluster import G_DEFAULT, Job, Placement, check_job_shape
 from heuristics.policy import EventResult, Migration, register
 
 SLOT_CLASSES = {"w4": 4, "w2": 2}
+BLOCKED = "blocked"  # an empty node out of service (see ``Compass.set_blocked``)
 
 
 @dataclass(frozen=True)
@@ -389,6 +390,20 @@ class Compass:
         """Seats a 1-GPU instance could take: slot vacancies, pool room, empty nodes."""
         pool = sum((self.capacity - c) * self._by_fill.size(c) for c in range(1, self.capacity))
         return self._vac_total + pool + self.capacity * self._empty.size(0)
+
+    def compact(self) -> tuple[Migration, ...]:
+        """Compact alone (Appendix D.4 runs one level's Compact after the other level's event)."""
+        return tuple(self._compact())
+
+    def set_blocked(self, n: int, blocked: bool) -> None:
+        """Take an empty node out of service (``BLOCKED``: no operator sees it) or put it back.
+
+        Used by the hierarchical scheduler, where a node held by the other level is unusable.
+        """
+        if self.kind[n] not in (EMPTY, BLOCKED):
+            raise ValueError(f"node {n} is {self.kind[n]}, only an empty node can be blocked")
+        self.kind[n] = BLOCKED if blocked else EMPTY
+        self._touch(n)
 
     def _may_strand_fillers(self, job_id: int) -> bool:
         """False when the departing job's fillers surely find seats outside its own slots."""

@@ -62,7 +62,7 @@ from typing import NamedTuple
 
 from heuristics.abs_space import EMPTY, AbsView, NodeView, in_abs, slot_width, view_placement
 from heuristics.cluster import G_DEFAULT, Instance, Job, Placement
-from heuristics.compass import VARIANTS, Compass, Variant
+from heuristics.compass import BLOCKED, VARIANTS, Compass, Variant
 from heuristics.hier_cluster import (
     G_PANEL,
     MULTI,
@@ -79,7 +79,7 @@ from heuristics.hier_cluster import (
 from heuristics.policy import EventResult, Migration, register
 
 GPU, PANEL = "gpu", "panel"
-BLOCKED = "blocked"  # a node held by the other level (see HierCompass._install)
+# BLOCKED (heuristics.compass): a node held by the other level (see HierCompass._install)
 MAX_TABLE_P = 8  # eq. (23) gives w_p★(p) for p ≤ 8 only (reading H3)
 
 
@@ -332,8 +332,7 @@ class HierCompass:
         v = self.variant
         if not (v.compact_on_arrival if arrival else v.compact_on_departure):
             return ()
-        # Compass exposes Compact only inside arrive/depart; D.4 needs it alone.
-        moves = self._level[other]._compact()
+        moves = self._level[other].compact()
         self._sync(other, _moved(moves))
         return self._translate(other, moves)
 
@@ -351,10 +350,7 @@ def _moved(moves) -> set[int]:
 
 
 def _set_kind(c: Compass, n: int, kind: str) -> None:
-    """Put an EMPTY node out of service (BLOCKED) or back (EMPTY) and re-index it."""
-    assert c.kind[n] in (EMPTY, BLOCKED), f"node {n} is {c.kind[n]}, not free"
-    c.kind[n] = kind
-    c._touch(n)
+    c.set_blocked(n, kind == BLOCKED)
 
 
 @register("hier-compass")
