@@ -15,8 +15,8 @@ from RingStitch's own simulated runs on the paper's torus (no symmetry reduction
 choice is not invariant under torus automorphisms even though the optimum is); sampled on the paper's torus. Reported per
 key: how often RingStitch uses more racks than needed, a longer ring with the minimum rack count,
 or a higher fragmentation cost with both equal, and by how much. The smallest violating instance
-(fewest racks, then fewest chips, then smallest D) is the counterexample; it is JSON and
-:func:`replay_ring_choice` re-runs it.
+(fewest racks, then fewest chips, then smallest D) is the counterexample, with the smallest one per
+violated key under ``smallest_per_key``; it is JSON and :func:`replay_ring_choice` re-runs it.
 """
 from __future__ import annotations
 
@@ -180,7 +180,8 @@ def check_ring_choice(seed: int = 0, samples: int = 200, sim_samples: int = 100,
     if tally.smallest is not None:
         return [ClaimResult("ring-choice", Verdict.VIOLATED,
                             f"RingStitch's set is not lexicographically optimal on {tally.suboptimal} of "
-                            f"{tally.total} instances ({stats['by_key']})", bounds, stats, tally.smallest)]
+                            f"{tally.total} instances ({stats['by_key']})", bounds, stats,
+                            tally.smallest | {"smallest_per_key": tally.smallest_by_key})]
     return [ClaimResult("ring-choice", Verdict.HOLDS,
                         f"RingStitch's set is lexicographically optimal on all {tally.total} instances",
                         bounds, stats)]
@@ -232,6 +233,7 @@ class _Tally:
         self.sources = {src: {"instances": 0, "suboptimal": 0, "by_key": {k: [0, 0.0, 0.0] for k in KEYS}}
                         for src in ("exhaustive", "sampled", "simulated")}
         self.smallest: dict | None = None
+        self.smallest_by_key: dict[str, dict] = {}
 
     def add(self, source: str, status: str, record: dict | None, gap: tuple | None) -> None:
         self.total += 1
@@ -249,6 +251,9 @@ class _Tally:
             entry[2] += gap[level]
             if self.smallest is None or _instance_size(record) < _instance_size(self.smallest):
                 self.smallest = record
+            held = self.smallest_by_key.get(KEYS[level])
+            if held is None or _instance_size(record) < _instance_size(held):
+                self.smallest_by_key[KEYS[level]] = record
 
     def stats(self) -> dict[str, Any]:
         def keyed(by_key):

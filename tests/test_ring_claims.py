@@ -19,6 +19,11 @@ def test_ring_choice_finds_the_smallest_counterexample_and_replays_it():
     assert ce["residual"] == [0, 1, 2, 2] and ce["demand"] == 3  # fewest racks, chips, then D
     assert ce["ringstitch"]["key"][:2] == ce["optimum"]["key"][:2] and ce["ringstitch"]["key"][2] > 0
     assert any("optimum" in line for line in replay_ring_choice(ce))
+    assert set(ce["smallest_per_key"]) <= {"ring_cost", "fragmentation"}
+    for key, record in ce["smallest_per_key"].items():
+        level = ["racks", "ring_cost", "fragmentation"].index(key)
+        assert record["ringstitch"]["key"][:level] == record["optimum"]["key"][:level]
+        assert record["ringstitch"]["key"][level] > record["optimum"]["key"][level]
     assert r.stats["by_key"]["racks"]["worse"] == 0  # fewest-racks-first always reaches k*
     assert r.stats["by_source"]["simulated"]["instances"] == 5 and r.bounds["sim_samples"] == 5
 
