@@ -52,10 +52,11 @@ class RoundPolicy(RepackingPolicy):
     seconds (subclasses define :meth:`reorganise`)."""
 
     def __init__(self, n_nodes: int, capacity: int = 8, round_length: float = DEFAULT_ROUND_LENGTH,
-                 exact_max_nodes: int = DEFAULT_EXACT_MAX_NODES, time_limit: float = DEFAULT_TIME_LIMIT) -> None:
+                 exact_max_nodes: int = DEFAULT_EXACT_MAX_NODES, time_limit: float = DEFAULT_TIME_LIMIT,
+                 solver: str = "cp-sat") -> None:
         if not round_length > 0:
             raise ValueError(f"round_length={round_length} must be > 0")
-        super().__init__(n_nodes, capacity, exact_max_nodes, time_limit)
+        super().__init__(n_nodes, capacity, exact_max_nodes, time_limit, solver)
         self.round_length = float(round_length)
         self._now = -math.inf
         self._round: int | None = None

@@ -25,7 +25,8 @@ Readings chosen (registered as ``"sifopt"``):
   3/5/6/7-GPU instances single solves take seconds from N = 16 on and can hit a 10 s limit at
   N = 128 (figures in ``docs/sifopt_scheduler.md``). Beyond ``exact_max_nodes``, or when the
   exact solve hits ``time_limit`` (counted in ``stats.fallbacks``; never claimed optimal),
-  :func:`heuristic_repack` is used.
+  :func:`heuristic_repack` is used. ``solver="highs"`` solves the same ILP with HiGHS instead
+  of CP-SAT (measured slower on easy instances, steadier on hard ones).
 * **The heuristic** (measured gap in ``docs/sifopt_scheduler.md``) picks target node patterns, then
   assigns them to nodes optimally (min-cost flow, :func:`assign_patterns`) and moves what does
   not fit (``oracle.min_migration.realise_target``). Two candidate pattern sets, the cheaper wins:
@@ -48,6 +49,7 @@ from heuristics.baselines import NodeRulePolicy
 from heuristics.cluster import Instance, Job, Placement, check_job_shape, partial_nodes
 from heuristics.policy import EventResult, Migration, register
 from oracle.min_migration import (
+    BACKENDS,
     Item,
     Nodes,
     assign_patterns,
@@ -170,11 +172,11 @@ def heuristic_repack(nodes: Nodes, capacity: int, new_items: Sequence[Item] = ()
 
 
 def repack(nodes: Nodes, capacity: int, new_items: Sequence[Item], exact_max_nodes: int,
-           time_limit: float, stats: RepackStats, kind: str) -> RepackOutcome:
+           time_limit: float, stats: RepackStats, kind: str, solver: str = "cp-sat") -> RepackOutcome:
     """Move ``nodes`` (plus ``new_items``) to Φ★ partial nodes: exact when N ≤ exact_max_nodes and
     the solve proves optimality, else by :func:`heuristic_repack`; ``stats`` records which."""
     if len(nodes) <= exact_max_nodes:
-        cert = min_migration_repack(nodes, capacity, new_items=new_items, time_limit=time_limit)
+        cert = min_migration_repack(nodes, capacity, new_items=new_items, time_limit=time_limit, solver=solver)
         if cert.status == "optimal":
             stats.exact += 1
             return RepackOutcome("exact", cert.placement, _migrations(cert.moves, kind))
@@ -206,7 +208,9 @@ class RepackingPolicy:
     name = "repacking"
 
     def __init__(self, n_nodes: int, capacity: int = 8, exact_max_nodes: int = DEFAULT_EXACT_MAX_NODES,
-                 time_limit: float = DEFAULT_TIME_LIMIT) -> None:
+                 time_limit: float = DEFAULT_TIME_LIMIT, solver: str = "cp-sat") -> None:
+        if solver not in BACKENDS:
+            raise ValueError(f"unknown solver {solver!r}; known: {', '.join(BACKENDS)}")
         if exact_max_nodes < 0:
             raise ValueError(f"exact_max_nodes={exact_max_nodes} must be >= 0")
         if time_limit <= 0:
@@ -215,11 +219,12 @@ class RepackingPolicy:
         self.capacity = capacity
         self.exact_max_nodes = exact_max_nodes
         self.time_limit = time_limit
+        self.solver = solver
         self.stats = RepackStats()
         self._bf = NodeRulePolicy("best-fit", n_nodes, capacity)
 
     def _options(self) -> dict:
-        return dict(exact_max_nodes=self.exact_max_nodes, time_limit=self.time_limit)
+        return dict(exact_max_nodes=self.exact_max_nodes, time_limit=self.time_limit, solver=self.solver)
 
     # -- Policy protocol (arrive / depart are the subclasses') ----------------------------------
     def placement(self) -> Placement:
@@ -266,7 +271,7 @@ class RepackingPolicy:
 
     def _repack(self, new_items: Sequence[Item], kind: str) -> RepackOutcome:
         out = repack(plain(self._bf.placement()), self.capacity, new_items, self.exact_max_nodes,
-                     self.time_limit, self.stats, kind)
+                     self.time_limit, self.stats, kind, self.solver)
         if out.nodes is not None:
             self._bf = self._bf.with_state(to_placement(out.nodes, self.capacity))
         return out

@@ -90,6 +90,14 @@ def test_exact_sifopt_keeps_phi_star_after_every_event(n_nodes, evs):
     assert policy.stats.heuristic == policy.stats.fallbacks == policy.stats.phi_unknown == 0
 
 
+@settings(max_examples=10, deadline=None)
+@given(st.integers(1, 4), events)
+def test_sifopt_on_highs_keeps_phi_star_after_every_event(n_nodes, evs):
+    policy = make_policy("sifopt", n_nodes, solver="highs")
+    replay(policy, evs)
+    assert policy.stats.fallbacks == 0
+
+
 @settings(max_examples=30, deadline=None)
 @given(st.integers(1, 4), events)
 def test_heuristic_sifopt_also_reaches_phi_star(n_nodes, evs):
@@ -158,7 +166,8 @@ def test_clone_and_with_state_are_independent():
 
 
 @pytest.mark.parametrize("opts, msg", [({"exact_max_nodes": -1}, "exact_max_nodes"),
-                                       ({"time_limit": 0}, "time_limit")])
+                                       ({"time_limit": 0}, "time_limit"),
+                                       ({"solver": "cbc"}, "unknown solver")])
 def test_bad_options_are_refused(opts, msg):
     with pytest.raises(ValueError, match=msg):
         make_policy("sifopt", 4, **opts)
