@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from heuristics.racks import FragmentationPenalty, RackCluster, placement_violations
 from heuristics.ring_baselines import RING_POLICIES, make_ring_policy
@@ -88,3 +89,51 @@ def test_unknown_names_error():
         RingStitch(generators=("best-fit", "nope"))
     with pytest.raises(ValueError, match="residual"):
         RingStitch().place(CLUSTERS[0], [1, 2], 1)
+
+
+class RackMachine(RuleBasedStateMachine):
+    """Arrivals and departures in any order under any policy: placements stay valid and chips
+    are conserved (the simulator's invariant, without its queue)."""
+
+    def __init__(self):
+        super().__init__()
+        self.cluster = CLUSTERS[1]
+        self.residual = list(self.cluster.empty_residual())
+        self.running: dict[int, tuple[tuple[int, int], ...]] = {}
+        self.next_id = 0
+        self.policy = None
+
+    @initialize(name=st.sampled_from(sorted(RING_POLICIES)))
+    def pick_policy(self, name):
+        self.policy = make_ring_policy(name)
+
+    @rule(demand=st.integers(1, 60))
+    def arrive(self, demand):
+        p = self.policy.place(self.cluster, self.residual, demand)
+        if p is None:
+            return
+        assert placement_violations(self.cluster, self.residual, demand, p) == []
+        for r, c in p.alloc:
+            self.residual[r] -= c
+        self.running[self.next_id] = p.alloc
+        self.next_id += 1
+
+    @precondition(lambda self: self.running)
+    @rule(data=st.data())
+    def depart(self, data):
+        jid = data.draw(st.sampled_from(sorted(self.running)))
+        for r, c in self.running.pop(jid):
+            self.residual[r] += c
+
+    @invariant()
+    def chips_conserved(self):
+        held = [0] * self.cluster.n
+        for alloc in self.running.values():
+            for r, c in alloc:
+                held[r] += c
+        assert all(0 <= x <= self.cluster.capacity for x in self.residual)
+        assert [x + h for x, h in zip(self.residual, held)] == [self.cluster.capacity] * self.cluster.n
+
+
+TestRackMachine = RackMachine.TestCase
+TestRackMachine.settings = settings(max_examples=40, stateful_step_count=30, deadline=None)
