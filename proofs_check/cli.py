@@ -66,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="concurrent jobs (default %(default)s)")
     b.add_argument("--max-w", type=_positive(int), default=DEFAULTS.max_w, help="instances per job (default %(default)s)")
     b.add_argument("--max-states", type=_positive(int), default=DEFAULTS.max_states,
-                   help="distinct states per exploration before giving up as inconclusive (default %(default)s)")
+                   help="distinct states per N of each exploration before giving up as inconclusive (default %(default)s)")
     b.add_argument("--time-limit", type=_positive(float), default=None, metavar="SECONDS",
                    help="wall-clock budget of the whole run; unfinished checks are inconclusive")
     hier_claims.add_arguments(b)

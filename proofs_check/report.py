@@ -31,7 +31,7 @@ def catalogue_text(claims: Iterable[Claim]) -> str:
 def bounds_text(b: Bounds, time_limit: float | None) -> str:
     return (f"bounds: N = {b.min_nodes}..{b.max_nodes} nodes of 8 GPUs; ≤ {b.depth} events from the empty cluster; "
             f"≤ {b.max_jobs} concurrent jobs; arrivals w = 1..{b.max_w} (and w·g ≤ free GPUs); "
-            f"≤ {b.max_states:,} distinct states per exploration; time limit "
+            f"≤ {b.max_states:,} distinct states per N of each exploration; time limit "
             f"{'none' if time_limit is None else f'{time_limit:g}s'}; "
             f"count claims: every count vector with T ≤ {8 * b.max_nodes} GPUs")
 
