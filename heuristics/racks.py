@@ -161,14 +161,6 @@ def fragmentation_cost(residual: Sequence[int], alloc: Sequence[tuple[int, int]]
     return float(sum(table[residual[r] - c] for r, c in alloc))
 
 
-def apply(residual: Sequence[int], alloc: Sequence[tuple[int, int]], sign: int = -1) -> list[int]:
-    """Residuals after taking (sign −1) or releasing (sign +1) an allocation."""
-    out = list(residual)
-    for r, c in alloc:
-        out[r] += sign * c
-    return out
-
-
 def placement_violations(cluster: RackCluster, residual: Sequence[int], demand: int,
                          p: RackPlacement, table: Sequence[float] | None = None) -> list[str]:
     """Everything wrong with ``p`` as a placement of ``demand`` chips on ``residual``; [] if valid.

@@ -40,7 +40,7 @@ class LocalFirstFit:
     name: ClassVar[str] = "local-first-fit"
 
     def place(self, cluster: RackCluster, residual: Sequence[int], demand: int) -> RackPlacement | None:
-        return local_first_fit(as_residual(cluster, residual), demand, self.penalty.table(cluster.capacity))
+        return local_first_fit(as_residual(cluster, residual, demand), demand, self.penalty.table(cluster.capacity))
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ class LocalBestFit:
     name: ClassVar[str] = "local-best-fit"
 
     def place(self, cluster: RackCluster, residual: Sequence[int], demand: int) -> RackPlacement | None:
-        return local_best_fit(as_residual(cluster, residual), demand, self.penalty.table(cluster.capacity))
+        return local_best_fit(as_residual(cluster, residual, demand), demand, self.penalty.table(cluster.capacity))
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,7 @@ class FullRackStitching:
     name: ClassVar[str] = "full-rack"
 
     def place(self, cluster: RackCluster, residual: Sequence[int], demand: int) -> RackPlacement | None:
-        res = as_residual(cluster, residual)
+        res = as_residual(cluster, residual, demand)
         table = self.penalty.table(cluster.capacity)
         local = local_best_fit(res, demand, table)
         if local is not None:
@@ -78,7 +78,7 @@ class CapacityOnlyStitching:
     name: ClassVar[str] = "capacity-only"
 
     def place(self, cluster: RackCluster, residual: Sequence[int], demand: int) -> RackPlacement | None:
-        res = as_residual(cluster, residual)
+        res = as_residual(cluster, residual, demand)
         table = self.penalty.table(cluster.capacity)
         local = local_best_fit(res, demand, table)
         if local is not None:
@@ -104,7 +104,7 @@ class NetworkUnawareBestFit:
     name: ClassVar[str] = "network-unaware-best-fit"
 
     def place(self, cluster: RackCluster, residual: Sequence[int], demand: int) -> RackPlacement | None:
-        res = as_residual(cluster, residual)
+        res = as_residual(cluster, residual, demand)
         table = self.penalty.table(cluster.capacity)
         local = local_best_fit(res, demand, table)
         if local is not None:

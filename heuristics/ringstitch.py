@@ -23,7 +23,7 @@ from typing import Callable, ClassVar, Sequence
 
 import numpy as np
 
-from heuristics.racks import (FragmentationPenalty, RackCluster, RackPlacement,
+from heuristics.racks import (FragmentationPenalty, RackCluster, RackPlacement, check_demand,
                               fragmentation_cost)
 from heuristics.ring_order import EXACT_LIMIT, ring_order
 
@@ -158,7 +158,10 @@ def stitch_candidates(cluster: RackCluster, residual: np.ndarray, demand: int,
     return out
 
 
-def as_residual(cluster: RackCluster, residual: Sequence[int]) -> np.ndarray:
+def as_residual(cluster: RackCluster, residual: Sequence[int], demand: int) -> np.ndarray:
+    """The residuals as an int array, after the cheap input checks every policy call makes (shape
+    and demand; the per-rack range check is ``racks.check_residual``, too slow per event)."""
+    check_demand(demand)
     arr = np.asarray(residual, dtype=np.int64)
     if arr.shape != (cluster.n,):
         raise ValueError(f"residual: {arr.shape} values for {cluster.n} racks")
@@ -180,12 +183,12 @@ class RingStitch:
             raise ValueError(f"generators: unknown {unknown!r}; known: {', '.join(GENERATOR_NAMES)}")
 
     def candidates(self, cluster: RackCluster, residual: Sequence[int], demand: int) -> list[RackPlacement]:
-        res = as_residual(cluster, residual)
+        res = as_residual(cluster, residual, demand)
         return stitch_candidates(cluster, res, demand, np.flatnonzero(res > 0), self.generators,
                                  self.penalty.table(cluster.capacity), self.exact_limit)
 
     def place(self, cluster: RackCluster, residual: Sequence[int], demand: int) -> RackPlacement | None:
-        res = as_residual(cluster, residual)
+        res = as_residual(cluster, residual, demand)
         table = self.penalty.table(cluster.capacity)
         local = local_best_fit(res, demand, table)
         if local is not None:

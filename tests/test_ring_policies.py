@@ -89,6 +89,9 @@ def test_unknown_names_error():
         RingStitch(generators=("best-fit", "nope"))
     with pytest.raises(ValueError, match="residual"):
         RingStitch().place(CLUSTERS[0], [1, 2], 1)
+    for name in RING_POLICIES:
+        with pytest.raises(ValueError, match="demand"):
+            make_ring_policy(name).place(CLUSTERS[0], [8] * 8, 0)
 
 
 class RackMachine(RuleBasedStateMachine):
