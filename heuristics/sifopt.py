@@ -29,12 +29,14 @@ Readings chosen (registered as ``"sifopt"``):
   of CP-SAT (measured slower on easy instances, steadier on hard ones).
 * **The heuristic** (measured gap in ``docs/sifopt_scheduler.md``) picks target node patterns, then
   assigns them to nodes optimally (min-cost flow, :func:`assign_patterns`) and moves what does
-  not fit (``oracle.min_migration.realise_target``). Two candidate pattern sets, the cheaper wins:
+  not fit (``oracle.min_migration.realise_target``). Three candidate target sets, the cheapest wins:
   (a) every full node stays, the other nodes get a Φ★ witness of the remaining instances — when
   that still reaches the global Φ★, else a Φ★ witness of everything; (b) a Φ★ witness that keeps
   as many instances as possible on nodes whose whole content it reuses (a 132-variable pattern
-  ILP, :func:`keep_nodes_witness`). Both always reach Φ★ partial nodes; only the migration count
-  may exceed the exact minimum.
+  ILP, :func:`keep_nodes_witness`); (c) no witness: drain the partial node with the fewest
+  instances into the fullest non-empty nodes with room, until Φ★ (:func:`consolidate`; dropped
+  when it gets stuck). (a) and (b) always reach Φ★ partial nodes, (c) only counts when it does;
+  only the migration count may exceed the exact minimum.
 
 Every Φπ = Φ★ claim rests on a Φ★ certificate; if Φ★ itself is unknown (its solve hit the time
 limit) the event is done by best-fit without repacking and counted in ``stats.phi_unknown``.
@@ -134,6 +136,39 @@ def keep_nodes_witness(nodes: Nodes, capacity: int, new_items: Sequence[Item], p
     return [p for p, v in zip(pats, x) for _ in range(solver.value(v))]
 
 
+def consolidate(nodes: Nodes, capacity: int, new_items: Sequence[Item], phi: int) -> list[Pattern] | None:
+    """Drain partial nodes until Φ★ is reached: new instances first go best-fit (largest first);
+    then, repeatedly, the partial node with the fewest instances (ties: fewest GPUs, lowest
+    index) is emptied, its instances (largest first) each going to the fullest *other non-empty*
+    node with room (best-fit). Each round empties a partial node without making an empty node
+    partial, so Φπ falls every round. Returns the per-node target patterns, or None when an
+    instance finds no room (the strategy is stuck short of Φ★)."""
+    content = [[g for _, g in node] for node in nodes]
+    used = [sum(c) for c in content]
+
+    def fullest_fit(g: int, allowed) -> int | None:
+        fits = [n for n in allowed if used[n] + g <= capacity]
+        return max(fits, key=lambda n: (used[n], -n)) if fits else None
+
+    for g in sorted((g for _, g in new_items), reverse=True):
+        n = fullest_fit(g, range(len(nodes)))
+        if n is None:
+            return None
+        content[n].append(g)
+        used[n] += g
+    while sum(1 for u in used if 0 < u < capacity) > phi:
+        partial = [n for n, u in enumerate(used) if 0 < u < capacity]
+        donor = min(partial, key=lambda n: (len(content[n]), used[n], n))
+        for g in sorted(content[donor], reverse=True):
+            n = fullest_fit(g, (m for m in range(len(nodes)) if m != donor and used[m] > 0))
+            if n is None:
+                return None
+            content[n].append(g)
+            used[n] += g
+        content[donor], used[donor] = [], 0
+    return [node_pattern([(0, g) for g in c], capacity) for c in content]
+
+
 def _cost(nodes: Nodes, targets: Sequence[Pattern], capacity: int) -> tuple[int, int]:
     mig = [outflow(node_pattern(node, capacity), t) for node, t in zip(nodes, targets)]
     return sum(m for m, _ in mig), sum(g for _, g in mig)
@@ -166,6 +201,10 @@ def heuristic_repack(nodes: Nodes, capacity: int, new_items: Sequence[Item] = ()
     kept = keep_nodes_witness(nodes, capacity, new_items, phi, time_limit)
     if kept is not None:
         candidates.append(assign_patterns(nodes, kept, capacity))
+    # Candidate (c): drain the cheapest partial nodes into the fullest ones (no witness).
+    drained = consolidate(nodes, capacity, new_items, phi)
+    if drained is not None:
+        candidates.append(drained)
     targets = min(candidates, key=lambda t: _cost(nodes, t, capacity))
     placement, moves, admitted = realise_target(nodes, targets, new_items)
     return "ok", placement, moves, admitted

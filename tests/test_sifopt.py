@@ -171,3 +171,18 @@ def test_clone_and_with_state_are_independent():
 def test_bad_options_are_refused(opts, msg):
     with pytest.raises(ValueError, match=msg):
         make_policy("sifopt", 4, **opts)
+
+
+def test_consolidate_drains_the_cheapest_partial_node_into_the_fullest():
+    nodes = (((1, 4), (2, 2)), ((3, 1),), ((4, 1),), ())
+    targets = sifopt_mod.consolidate(nodes, G, (), 0)
+    assert targets == [(2, 1, 0, 1, 0, 0, 0, 0), (0,) * G, (0,) * G, (0,) * G]  # both 1s join 4+2
+
+
+def test_consolidate_gives_up_when_greedy_draining_gets_stuck():
+    # Draining the 4 onto the 1+1 node leaves 4+2 and 1+1+4: neither fits into the other,
+    # although Φ★ = 1 ([4, 4] + [2, 1, 1]); candidate (c) is then dropped, not forced.
+    nodes = (((1, 4), (2, 2)), ((3, 1), (4, 1)), ((5, 4),), ())
+    assert sifopt_mod.consolidate(nodes, G, (), 1) is None
+    status, placement, _, _ = heuristic_repack(nodes, G)
+    assert status == "ok" and sum(1 for n in placement if 0 < sum(g for _, g in n) < G) == 1
