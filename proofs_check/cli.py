@@ -72,6 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
     hier_claims.add_arguments(b)
     o = p.add_argument_group("scheduler, sampling, output")
     o.add_argument("--variant", help="COMPASS variant for every state claim (default: each claim's own)")
+    o.add_argument("--workers", type=_positive(int), default=1, metavar="K",
+                   help="expand each BFS level in K forked processes (same results; default 1)")
     o.add_argument("--random", type=_positive(int), default=0, metavar="K",
                    help="also run K Hypothesis-generated event sequences per state claim on larger clusters")
     o.add_argument("--seed", type=int, default=0, help="seed of --random and delegated claims (default 0)")
@@ -139,7 +141,8 @@ def _main(argv: list[str]) -> int:
     results = []
     if claims:
         print(bounds_text(bounds, args.time_limit))
-        results = run_claims(claims, bounds, variant, deadline=deadline, progress=progress, seed=args.seed, errors=errors)
+        results = run_claims(claims, bounds, variant, deadline=deadline, progress=progress, seed=args.seed, errors=errors,
+                             workers=args.workers)
     if args.random:
         from proofs_check.sampling import sample_claims
 

@@ -259,10 +259,12 @@ def explore(
     progress: Progress | None = None,
     label: str = "",
     canon: Callable[[Hashable], Hashable] = canonical,
+    workers: int = 1,
 ) -> Exploration:
     """Explore N = min_nodes..max_nodes; stop early once every probe has a finding.
 
-    ``canon`` is the state-key reduction (identity disables symmetry reduction, for benchmarks).
+    ``canon`` is the state-key reduction (identity disables symmetry reduction, for benchmarks);
+    ``workers`` > 1 computes each level's successors in that many forked processes (same result).
     """
     result = Exploration(outcomes={p.claim_id: ProbeOutcome() for p in probes})
     for n in range(bounds.min_nodes, bounds.max_nodes + 1):
@@ -270,7 +272,7 @@ def explore(
         if not open_probes:
             break
         stats = _explore_size(factory, n, demands, bounds, open_probes, result.outcomes, phi_star,
-                              wcc_trajectory, deadline, progress, label, canon)
+                              wcc_trajectory, deadline, progress, label, canon, workers)
         result.sizes.append(stats)
         if not stats.complete:
             break
@@ -278,7 +280,7 @@ def explore(
 
 
 def _explore_size(factory, n, demands, bounds, probes, outcomes, phi_star, wcc_trajectory,
-                  deadline, progress, label, canon) -> SizeStats:
+                  deadline, progress, label, canon, workers=1) -> SizeStats:
     t0 = time.perf_counter()
     stats = SizeStats(n)
     proto = factory(n)
@@ -290,34 +292,40 @@ def _explore_size(factory, n, demands, bounds, probes, outcomes, phi_star, wcc_t
     frontier = [root]
     depth = 0
     next_report = t0 + 2.0
-    while frontier:
-        if depth >= bounds.depth:
-            stats.at_depth_bound = len(frontier)
-            break
-        nxt: list[Hashable] = []
-        for qi, key in enumerate(frontier):
-            now = time.perf_counter()
-            if (deadline is not None and now > deadline) or stats.distinct >= bounds.max_states:
-                stats.complete = False
-                stats.stop_reason = "time limit" if deadline is not None and now > deadline else \
-                    f"max-states {bounds.max_states}"
-                stats.queue_left = len(frontier) - qi + len(nxt)
+    pool = _worker_pool(workers, proto, n, demands, bounds, canon)
+    try:
+        while frontier:
+            if depth >= bounds.depth:
+                stats.at_depth_bound = len(frontier)
                 break
-            if progress is not None and now >= next_report:
-                next_report = now + 2.0
-                _report_progress(progress, label, stats, depth, len(frontier) - qi, len(nxt), now - t0)
-            _expand(key, proto, n, capacity, demands, bounds, probes, outcomes, parents, nxt, stats,
-                    phi_star, wcc_trajectory, canon)
-        if not stats.complete:
-            break
-        if nxt:
-            depth += 1
-            stats.depth_reached = depth
-        frontier = nxt
-        if not [p for p in probes if outcomes[p.claim_id].finding is None]:
-            stats.stop_reason = "every probe decided"
-            stats.queue_left = len(frontier)
-            break
+            nxt: list[Hashable] = []
+            done = 0
+            for key, succs in _level(frontier, pool, proto, n, demands, bounds, canon):
+                now = time.perf_counter()
+                if (deadline is not None and now > deadline) or stats.distinct >= bounds.max_states:
+                    stats.complete = False
+                    stats.stop_reason = "time limit" if deadline is not None and now > deadline else \
+                        f"max-states {bounds.max_states}"
+                    stats.queue_left = len(frontier) - done + len(nxt)
+                    break
+                if progress is not None and now >= next_report:
+                    next_report = now + 2.0
+                    _report_progress(progress, label, stats, depth, len(frontier) - done, len(nxt), now - t0)
+                _absorb(key, succs, n, capacity, probes, outcomes, parents, nxt, stats, phi_star, wcc_trajectory)
+                done += 1
+            if not stats.complete:
+                break
+            if nxt:
+                depth += 1
+                stats.depth_reached = depth
+            frontier = nxt
+            if not [p for p in probes if outcomes[p.claim_id].finding is None]:
+                stats.stop_reason = "every probe decided"
+                stats.queue_left = len(frontier)
+                break
+    finally:
+        if pool is not None:
+            pool.terminate()
     stats.seconds = time.perf_counter() - t0
     if progress is not None:
         progress(f"[{label} N={n}] done: {stats.distinct} distinct, {stats.generated} generated, "
@@ -333,30 +341,43 @@ def _report_progress(progress, label, stats, depth, left, found, elapsed) -> Non
              f"this level needs ≥ ~{left * per_state:.0f}s more")
 
 
-def _expand(key, proto, n, capacity, demands, bounds, probes, outcomes, parents, nxt, stats,
-            phi_star, wcc_trajectory, canon) -> None:
+# A successor record: (event, applied?, policy's reason, canonical successor or None).
+Successor = tuple[Event, bool, str, Hashable | None]
+
+
+def successors(proto: Policy, key: Hashable, n: int, demands: tuple[int, ...], bounds: Bounds,
+               canon: Callable[[Hashable], Hashable]) -> list[Successor]:
+    """Every admissible event applied to ``key`` (the policy rebuilt from it for each event)."""
     running = running_jobs(key)
-    free = n * capacity - sum(used_per_node(key))
+    free = n * proto.capacity - sum(used_per_node(key))
     label = len(running)
     while label in running:  # only for non-canonical keys (benchmark without reduction)
         label += 1
     events = [Event(True, label, g, w) for g, w in arrivals(free, len(running), demands, bounds)]
     events += [Event(False, j, job.g, job.w) for j, job in sorted(running.items())]
+    out: list[Successor] = []
     for ev in events:
         pol = proto.with_state(key)
         res = pol.arrive(Job(ev.job, ev.g, ev.w)) if ev.arrive else pol.depart(ev.job)
+        out.append((ev, res.ok, res.reason, canon(pol.state_key()) if res.ok else None))
+    return out
+
+
+def _absorb(key, succs: list[Successor], n, capacity, probes, outcomes, parents, nxt, stats,
+            phi_star, wcc_trajectory) -> None:
+    """Record the successors of ``key`` in BFS order: counts, dedup, parent pointers, probes."""
+    for ev, ok, reason, succ in succs:
         stats.generated += 1
-        if not res.ok:
-            if res.reason.startswith("operator failure"):
+        if not ok:
+            if reason.startswith("operator failure"):
                 stats.operator_failures += 1
                 for p in probes:
                     out = outcomes[p.claim_id]
                     if p.failure_breaks and out.finding is None:
-                        out.finding = _finding(parents, key, n, ev, key, {"operator failure": res.reason}, res.reason)
+                        out.finding = _finding(parents, key, n, ev, key, {"operator failure": reason}, reason)
             else:
                 stats.refused += 1
             continue
-        succ = canon(pol.state_key())
         facts = Facts(succ, n, capacity, phi_star)
         if wcc_trajectory and not wcc_holds(facts.counts):
             stats.pruned_wcc += 1
@@ -367,6 +388,40 @@ def _expand(key, proto, n, capacity, demands, bounds, probes, outcomes, parents,
             nxt.append(succ)
             stats.distinct += 1
         _check(facts, ev, succ, key, probes, outcomes, parents, n, new)
+
+
+# --------------------------------------------------------------------------- parallel frontier
+# With workers > 1 the successors of a BFS level are computed by forked worker processes in
+# chunks; ``imap`` returns them in frontier order and the parent absorbs them exactly as the
+# sequential search does, so results (and the first counterexample) are identical. The policy
+# prototype and the bounds reach the workers through fork, never through pickling.
+_WORKER: tuple | None = None
+CHUNK = 64
+
+
+def _worker_pool(workers: int, proto, n, demands, bounds, canon):
+    if workers <= 1:
+        return None
+    import multiprocessing as mp
+
+    global _WORKER
+    _WORKER = (proto, n, demands, bounds, canon)
+    return mp.get_context("fork").Pool(workers)
+
+
+def _worker_chunk(keys: list[Hashable]) -> list[tuple[Hashable, list[Successor]]]:
+    proto, n, demands, bounds, canon = _WORKER
+    return [(k, successors(proto, k, n, demands, bounds, canon)) for k in keys]
+
+
+def _level(frontier, pool, proto, n, demands, bounds, canon):
+    if pool is None:
+        for key in frontier:
+            yield key, successors(proto, key, n, demands, bounds, canon)
+        return
+    chunks = [frontier[i:i + CHUNK] for i in range(0, len(frontier), CHUNK)]
+    for part in pool.imap(_worker_chunk, chunks):
+        yield from part
 
 
 def _check(facts, ev, succ, parent, probes, outcomes, parents, n, new) -> None:

@@ -110,3 +110,13 @@ def test_counterexample_replays_exactly_and_json_round_trips():
     assert f.numbers["Φπ"] == partial_nodes(view_placement(last))
     assert f.numbers["Φ★"] == exact_phi_star(counts_of_state(last, 8), f.n_nodes)
     assert f.numbers["Φπ"] - f.numbers["Φ★"] > 2
+
+
+def test_parallel_frontier_gives_identical_results():
+    c = CLAIMS["thm1.sif"]
+    b = Bounds(max_nodes=3, depth=5, max_jobs=3, max_w=2)
+    one = explore(compass, c.demands, b, [c.probe], exact_phi_star, wcc_trajectory=True)
+    two = explore(compass, c.demands, b, [c.probe], exact_phi_star, wcc_trajectory=True, workers=2)
+    assert [(s.distinct, s.generated, s.depth_reached) for s in one.sizes] == \
+        [(s.distinct, s.generated, s.depth_reached) for s in two.sizes]
+    assert one.outcomes[c.id].finding.events == two.outcomes[c.id].finding.events
