@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from heuristics.cluster import Instance, Job, Placement, partial_nodes, placement_violations
 from heuristics.policy import make_policy
 from oracle.phi_star import phi_star_bruteforce
-from tests.test_sifopt import check_event
+from test_sifopt import check_event  # tests/ is on sys.path (pytest prepend import mode)
 
 G = 8
 
