@@ -33,7 +33,9 @@ Readings chosen for ``literal`` (the ambiguities of §4.3):
    has no legal destination then, the event is an explicit operator failure and the state is left
    unchanged. ``dissolve_first=True`` dissolves first, so the freed GPUs can take the fillers.
 9. Algorithm 1 removes "the k-th instance" of a departing job; instances of a job are
-   interchangeable, so k orders them by current location (node index, then position).
+   interchangeable, so k orders them by current location (node index, then position). A filler's
+   replacement may then be drawn from the departing job's own pool instances (moved, then
+   removed); ``pool_first=True`` removes those first.
 10. A pool node left with no instance, or a slotted node left with no slot, becomes empty.
 """
 from __future__ import annotations
@@ -75,6 +77,7 @@ class Variant:
     replace_departed_filler: bool = True
     dissolve_first: bool = False  # Remove: dissolve the slot before re-seating its fillers (reading 8)
     filler_reserve: bool = False  # admit a job only if every filler keeps a pool/empty seat to return to
+    pool_first: bool = False  # a departing job's pool instances leave before its fillers (reading 9)
     doc: str = ""
 
 
@@ -85,7 +88,9 @@ VARIANTS: dict[str, Variant] = {
         compact_classes=("pool", "slots"),
         dissolve_first=True,
         filler_reserve=True,
-        doc="one slot pass over all widths, fillers re-seated after dissolving, filler seat reserve",
+        pool_first=True,
+        doc="one slot pass over all widths, fillers re-seated after dissolving, filler seat reserve,"
+        " a departing job's pool instances removed first",
     ),
     "prop3": Variant(
         "prop3",
@@ -358,12 +363,18 @@ class Compass:
         job = self.jobs.pop(job_id)
         self._counts[job.g] -= job.w
         moves: list[Migration] = []
-        for m in sorted(self.members[job_id], key=self._location):
+        for m in sorted(self.members[job_id], key=self._removal_order):
             moves += self._remove(m)
         del self.members[job_id]
         if self.variant.compact_on_departure:
             moves += self._compact()
         return moves
+
+    def _removal_order(self, m: _Slot | _Unit) -> tuple[bool, int, int]:
+        # With pool_first, a departing job's pool instances leave before its fillers, so a
+        # filler's replacement is never drawn from the departing job itself.
+        in_pool = isinstance(m, _Unit) and m.slot is None
+        return (self.variant.pool_first and not in_pool, *self._location(m))
 
     def _location(self, m: _Slot | _Unit) -> tuple[int, int]:
         if isinstance(m, _Slot):

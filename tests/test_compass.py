@@ -265,3 +265,13 @@ test_compass_state_machine = CompassMachine.TestCase
 def test_bad_job_shape_is_rejected(g):
     with pytest.raises(ValueError):
         Compass(2).arrive(Job(0, g, 1))
+
+
+def test_repaired_never_draws_a_replacement_from_the_departing_job():
+    # job 2 has one filler in the slot and one instance in the pool: literal (location order)
+    # removes the filler first and may draw job 2's own pool instance as the replacement.
+    nodes = (slotted(SlotView(4, 1, 3, (2,))), pool(2))
+    lit = Compass(2, variant="literal").with_state(AbsView(8, nodes))
+    assert [m.job for m in lit.depart(2).migrations] == [2]
+    rep = Compass(2, variant="repaired").with_state(AbsView(8, nodes))
+    assert rep.depart(2).migrations == ()
