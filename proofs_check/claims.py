@@ -138,6 +138,32 @@ def _phi_above(limit: int) -> Callable[[Facts], dict | None]:
     return test
 
 
+def _phi_star_plus_one(f: Facts) -> dict | None:
+    if f.phi_pi <= 1:
+        return None
+    return None if f.phi_pi - f.phi_star() <= 1 else {"bound": "Φ★ + 1", **sif_numbers(f)}
+
+
+# Repaired COMPASS, per event of a job with w instances (derivation in docs/repaired.md):
+# arrival ≤ 3w filler draws + 7 pool moves + one slot-repack round (≤ 6 instance moves);
+# departure ≤ 3w filler returns + 7 pool moves + w slot-repack rounds (≤ 6 each), or for
+# 1-GPU jobs w replacement draws + 7w pool moves.
+MIGRATIONS_PER_W, MIGRATIONS_CONST = 9, 13
+
+
+def _migrations(f: Facts) -> dict | None:
+    limit = MIGRATIONS_PER_W * f.event.w + MIGRATIONS_CONST
+    k = len(f.migrations)
+    if k <= limit:
+        return None
+    return {"migrations": k, "bound": f"{MIGRATIONS_PER_W}·w + {MIGRATIONS_CONST} = {limit}",
+            "event": str(f.event), "GPUs moved": sum(m.g for m in f.migrations), **sif_numbers(f)}
+
+
+def _moved(f: Facts) -> bool:
+    return bool(f.migrations)
+
+
 def _phi_two(f: Facts) -> dict | None:
     return {**sif_numbers(f)} if f.phi_pi == 2 else None
 
@@ -313,6 +339,15 @@ CATALOGUE: tuple[Claim, ...] = (
     Claim("prop3.tight", "Proposition 3 (Appendix A.2, Tightness)", "g ∈ {2,4,8} only",
           "Φπ = 2 is reachable (after an arrival)", "state", "prop3", FF_G, False,
           Probe("prop3.tight", "reachable", _phi_two, after="arrival")),
+    Claim("migr", "repaired COMPASS (this toolkit, issue 8): migration cost per event",
+          "none; sometimes: an event migrates an instance",
+          f"every event of a job with w instances causes ≤ {MIGRATIONS_PER_W}·w + {MIGRATIONS_CONST} migrations",
+          "state", "repaired", ALL_G, False,
+          Probe("migr", "invariant", _migrations, after="event", premise=_moved)),
+    Claim("abs.phi1", "aspiration (issue 8): Φπ ≤ Φ★ + 1, i.e. SIF ≤ 1/N",
+          _WCC + "; sometimes: a job is running",
+          "after every event Φπ ≤ Φ★ + 1 (exact Φ★)", "state", "repaired", ALL_G, True,
+          Probe("abs.phi1", "invariant", _phi_star_plus_one, premise=_non_empty)),
     Claim("closed-form", "Appendix C.2, eq. 21", "WCC holds for the counts",
           "Φ★ = 1[T mod 8 ≠ 0], T = Σ g·n_g (exact Φ★ on N nodes, N = smallest feasible .. max_nodes)",
           "counts", compare=closed_form_compare, every_n=False),
@@ -329,6 +364,13 @@ CATALOGUE: tuple[Claim, ...] = (
 )
 CLAIMS: dict[str, Claim] = {c.id: c for c in CATALOGUE}
 THEOREMS: dict[int, tuple[str, ...]] = {1: ("thm1.slotted", "thm1.pool", "thm1.sif")}
+# The claims each COMPASS variant makes (``verify --all --variant V`` checks exactly these): the
+# paper's for literal and prop3, and the repaired variant's invariants (its docstring).
+VARIANT_CLAIMS: dict[str, tuple[str, ...]] = {
+    "literal": ("thm1", "prop1", "lemA2"),
+    "prop3": ("prop3",),
+    "repaired": ("thm1", "prop1", "lemA2", "migr"),
+}
 
 
 def resolve(ids: list[str]) -> list[Claim]:

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from proofs_check import hier_claims
-from proofs_check.claims import CATALOGUE, THEOREMS, ClaimError, resolve, run_claims
+from proofs_check.claims import CATALOGUE, THEOREMS, VARIANT_CLAIMS, ClaimError, resolve, run_claims
 from proofs_check.explorer import Bounds, stderr_progress
 from proofs_check.verdict import EXIT_USAGE, ClaimResult, exit_code
 
@@ -54,7 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="every part of theorem N (repeatable); known: " + ", ".join(map(str, {**THEOREMS, **hier_claims.THEOREMS})))
     sel.add_argument("--claim", action="append", default=[], metavar="ID",
                      help="a claim id, or a prefix before '.' such as thm1 or prop3 (repeatable)")
-    sel.add_argument("--all", action="store_true", help="every claim of the catalogue")
+    sel.add_argument("--all", action="store_true",
+                     help="every claim of the catalogue; with --variant V, every claim variant V makes")
     sel.add_argument("--list", action="store_true", help="print the claim catalogue and exit")
     sel.add_argument("--replay", metavar="FILE", help="re-run the traces saved by --json and re-check them")
     sel.add_argument("--audit", metavar="LOG", help="check a JSON-lines placement log (docs/verify.md)")
@@ -121,7 +122,11 @@ def _main(argv: list[str]) -> int:
     if args.replay:
         return _replay(args, argv, t0, to_json, to_junit, summary_text)
     ids = [cid for n in args.theorem for cid in _theorem(n)] + args.claim
-    if args.all:
+    if args.all and args.variant is not None:
+        if args.variant not in VARIANT_CLAIMS:
+            raise UsageError(f"--variant {args.variant!r}: no claim list; known: {', '.join(VARIANT_CLAIMS)}")
+        ids += list(VARIANT_CLAIMS[args.variant])
+    elif args.all:
         ids += [c.id for c in CATALOGUE] + [c.id for c in hier_claims.HIER_CATALOGUE]
     hier_ids = [i for i in ids if hier_claims.owns(i)]
     ids = [i for i in ids if not hier_claims.owns(i)]

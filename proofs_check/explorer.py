@@ -121,12 +121,18 @@ def used_per_node(key: Hashable) -> list[int]:
 
 
 class Facts:
-    """Lazily computed quantities of one state that probes read (each computed at most once)."""
+    """Lazily computed quantities of one state that probes read (each computed at most once).
 
-    __slots__ = ("key", "n_nodes", "capacity", "_counts", "_phi_pi", "_phi_star")
+    ``event`` and ``migrations`` describe the transition that produced the state (None for the
+    initial state); transition probes (``after="event"``) read them.
+    """
 
-    def __init__(self, key: Hashable, n_nodes: int, capacity: int, phi_star: Callable[[tuple, int], int]):
+    __slots__ = ("key", "n_nodes", "capacity", "_counts", "_phi_pi", "_phi_star", "event", "migrations")
+
+    def __init__(self, key: Hashable, n_nodes: int, capacity: int, phi_star: Callable[[tuple, int], int],
+                 event: "Event | None" = None, migrations: tuple = ()):
         self.key, self.n_nodes, self.capacity = key, n_nodes, capacity
+        self.event, self.migrations = event, migrations
         self._counts: tuple[int, ...] | None = None
         self._phi_pi: int | None = None
         self._phi_star = phi_star
@@ -169,13 +175,14 @@ class Probe:
     ``test(facts)`` returns None when nothing is found, else a dict of the numbers that matter
     (a breach for an invariant, the witness figures for a reachable target). ``after`` restricts
     the test to states reached by that event kind ("any" = state property, checked once per
-    state when first reached). ``premise(facts)`` is the "sometimes" check.
+    state when first reached; "event" = every transition, e.g. its migrations).
+    ``premise(facts)`` is the "sometimes" check.
     """
 
     claim_id: str
     kind: str  # "invariant" | "reachable"
     test: Callable[[Facts], dict[str, Any] | None]
-    after: str = "any"  # "any" | "arrival" | "departure"
+    after: str = "any"  # "any" | "arrival" | "departure" | "event"
     premise: Callable[[Facts], bool] | None = None
     failure_breaks: bool = False  # an operator failure violates the claim (Proposition 1)
 
@@ -341,8 +348,8 @@ def _report_progress(progress, label, stats, depth, left, found, elapsed) -> Non
              f"this level needs ≥ ~{left * per_state:.0f}s more")
 
 
-# A successor record: (event, applied?, policy's reason, canonical successor or None).
-Successor = tuple[Event, bool, str, Hashable | None]
+# A successor record: (event, applied?, policy's reason, canonical successor or None, migrations).
+Successor = tuple[Event, bool, str, Hashable | None, tuple]
 
 
 def successors(proto: Policy, key: Hashable, n: int, demands: tuple[int, ...], bounds: Bounds,
@@ -359,14 +366,14 @@ def successors(proto: Policy, key: Hashable, n: int, demands: tuple[int, ...], b
     for ev in events:
         pol = proto.with_state(key)
         res = pol.arrive(Job(ev.job, ev.g, ev.w)) if ev.arrive else pol.depart(ev.job)
-        out.append((ev, res.ok, res.reason, canon(pol.state_key()) if res.ok else None))
+        out.append((ev, res.ok, res.reason, canon(pol.state_key()) if res.ok else None, res.migrations))
     return out
 
 
 def _absorb(key, succs: list[Successor], n, capacity, probes, outcomes, parents, nxt, stats,
             phi_star, wcc_trajectory) -> None:
     """Record the successors of ``key`` in BFS order: counts, dedup, parent pointers, probes."""
-    for ev, ok, reason, succ in succs:
+    for ev, ok, reason, succ, migrations in succs:
         stats.generated += 1
         if not ok:
             if reason.startswith("operator failure"):
@@ -378,7 +385,7 @@ def _absorb(key, succs: list[Successor], n, capacity, probes, outcomes, parents,
             else:
                 stats.refused += 1
             continue
-        facts = Facts(succ, n, capacity, phi_star)
+        facts = Facts(succ, n, capacity, phi_star, ev, migrations)
         if wcc_trajectory and not wcc_holds(facts.counts):
             stats.pruned_wcc += 1
             continue
@@ -432,7 +439,7 @@ def _check(facts, ev, succ, parent, probes, outcomes, parents, n, new) -> None:
         if p.after == "any":
             if not new:
                 continue
-        elif ev is None or (p.after == "arrival") != ev.arrive:
+        elif ev is None or (p.after != "event" and (p.after == "arrival") != ev.arrive):
             continue
         if p.premise is not None and not out.premise_met and p.premise(facts):
             out.premise_met = True

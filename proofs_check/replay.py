@@ -32,6 +32,7 @@ class Step:
     state: Hashable  # canonical state after the event (unchanged when it failed)
     rendered: str  # the state with stable node and job names
     failure: str = ""  # the policy's reason when the event was not applied
+    migrations: tuple = ()  # the migrations the event caused
 
 
 def walk(factory: PolicyFactory, n_nodes: int, events: list[Event]) -> list[Step]:
@@ -63,7 +64,7 @@ def walk(factory: PolicyFactory, n_nodes: int, events: list[Event]) -> list[Step
         cur, order, labels = canonical_map(pol.state_key())
         names = {labels[j]: pending[j] for j in labels}
         node_names = [node_names[i] for i in order]
-        steps.append(Step(ev, shown, cur, render(cur, node_names, names)))
+        steps.append(Step(ev, shown, cur, render(cur, node_names, names), migrations=res.migrations))
     return steps
 
 
@@ -146,7 +147,7 @@ def replay_record(rec: dict[str, Any], factory: PolicyFactory | None = None) -> 
     lines = [f"replay {cid} on N={n}, variant {rec.get('variant')}: {len(events)} events"]
     broken: dict | None = None
     for k, st in enumerate(steps):
-        facts = Facts(st.state, n, 8, exact_phi_star)
+        facts = Facts(st.state, n, 8, exact_phi_star, st.event, st.migrations)
         lines.append(f"{k + 1}. {st.shown}" + (f"  -> NOT APPLIED: {st.failure}" if st.failure else ""))
         lines.extend("     " + row for row in st.rendered.splitlines())
         try:
@@ -172,7 +173,7 @@ def _recheck(claim, facts: Facts, st: Step) -> dict | None:
     p = claim.probe
     if st.failure:
         return {"operator failure": st.failure} if p.failure_breaks and st.failure.startswith("operator failure") else None
-    if p.after != "any" and (p.after == "arrival") != st.event.arrive:
+    if p.after not in ("any", "event") and (p.after == "arrival") != st.event.arrive:
         return None
     try:
         return p.test(facts)

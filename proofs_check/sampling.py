@@ -92,13 +92,13 @@ def sample_claim(claim: Claim, k: int, seed_value: int, max_nodes: int,
                     raise _Found(res.reason)
                 continue
             nxt = canonical(pol.state_key())
-            facts = Facts(nxt, n, proto.capacity, exact_phi_star)
+            facts = Facts(nxt, n, proto.capacity, exact_phi_star, ev, res.migrations)
             if claim.wcc_trajectory and not wcc_holds(facts.counts):
                 continue
             cur = nxt
             events.append(ev)
             states.append(cur)
-            if probe.after != "any" and (probe.after == "arrival") != ev.arrive:
+            if probe.after not in ("any", "event") and (probe.after == "arrival") != ev.arrive:
                 continue
             best = max(best, _score(claim, facts))
             try:
