@@ -37,6 +37,16 @@ Readings chosen for ``literal`` (the ambiguities of §4.3):
    replacement may then be drawn from the departing job's own pool instances (moved, then
    removed); ``pool_first=True`` removes those first.
 10. A pool node left with no instance, or a slotted node left with no slot, becomes empty.
+
+Variant ``repaired`` (docs/repaired.md) changes four switches and nothing else: Compact runs the
+pool pass and then one slot pass over all widths (``_slot_repack``) instead of the w4 and w2
+passes; Remove dissolves a slot before re-seating its fillers; a job is admitted only if every
+filler keeps a pool or empty-node seat to return to (``filler_reserve``); a departing job's pool
+instances leave before its fillers. Its invariants, each a claim of ``verify --all --variant
+repaired``: under WCC after every event at most one non-full slotted node, at most one non-full
+pool node, SIF ≤ 2/N, every FUF slot saturated (thm1.*, lemA2); for any event sequence every
+state is in Σ and no operator is ever without a legal move (prop1.*); an event of a job with w
+instances causes at most 9·w + 13 migrations (migr).
 """
 from __future__ import annotations
 
