@@ -650,7 +650,7 @@ class Compass:
         fills B nor empties A, move B's slots into A instead. With widths in {2, 4} on partial
         nodes one of the two always succeeds (A fits wholly into B unless D(B) = 2; then A holds
         a 2, or A = {4} and B ∈ {{4,2}, {2,2,2}} fills A), so each round removes a partial
-        node with at most three slot moves.
+        node with at most two slot moves.
         """
         moves: list[Migration] = []
         while True:
