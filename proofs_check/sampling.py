@@ -48,6 +48,8 @@ def _score(claim: Claim, f: Facts) -> float:
         return unsaturated_fuf_slots(f.view)
     if claim.id == "prop1.abs":
         return len(in_abs(f.view))
+    if claim.id == "migr":
+        return len(f.migrations) / f.event.w if f.event is not None else 0.0
     return f.phi_pi
 
 
