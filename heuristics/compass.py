@@ -51,7 +51,7 @@ instances causes at most 9·w + 13 migrations (migr).
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Callable
 
 from heuristics.abs_space import (

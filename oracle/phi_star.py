@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterator, Literal
 
-from oracle.certificate import Certificate, WitnessEntry
+from oracle.certificate import Certificate
 from oracle.patterns import Pattern, bin_patterns, fill_patterns, load, sizes
 
 Objective = Literal["partial", "nodes"]

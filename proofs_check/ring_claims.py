@@ -45,7 +45,7 @@ def check_ring_exact(seed: int = 0, samples: int = 300, nn_samples: int = 200,
                      exhaustive_dims: Sequence[tuple[int, int, int]] = ((2, 2, 2), (1, 3, 3)),
                      progress: Progress = None) -> list[ClaimResult]:
     rng = np.random.default_rng(seed)
-    checked, worst_gap, counterexample = 0, 0, None
+    checked, counterexample = 0, None
 
     def check(dims, racks) -> None:
         nonlocal checked, counterexample
