@@ -400,13 +400,14 @@ def variant_name(variant) -> str:
 
 def run_claims(claims: list[Claim], bounds: Bounds, variant=None, factory: PolicyFactory | None = None,
                deadline: float | None = None, progress: Progress | None = None,
-               seed: int = 0, errors: list[str] | None = None, workers: int = 1) -> list[ClaimResult]:
+               seed: int = 0, errors: list[str] | None = None, workers: int = 1,
+               engine=None) -> list[ClaimResult]:
     """Check ``claims`` within ``bounds``; results in catalogue order.
 
     ``variant`` overrides every state claim's own variant; ``factory`` (a policy factory of any
     kind, e.g. a test's toy policy) overrides both. A delegated claim whose checker is missing
-    raises ClaimError, or is appended to ``errors`` when that list is given. ``workers`` > 1
-    expands each BFS level in that many forked processes (identical results).
+    raises ClaimError, or is appended to ``errors`` when that list is given. ``workers`` > 1 or an
+    ``engine`` (``proofs_check.parallel.Engine``) runs the explorations partitioned (identical results).
     """
     results: dict[str, ClaimResult] = {}
     groups: dict[tuple, list[Claim]] = {}
@@ -419,7 +420,7 @@ def run_claims(claims: list[Claim], bounds: Bounds, variant=None, factory: Polic
         fac = factory if factory is not None else compass_factory(v)
         label = f"{vname} g∈{{{','.join(map(str, demands))}}}{' WCC' if wcc else ''}"
         exp = explore(fac, demands, bounds, [c.probe for c in members], exact_phi_star, wcc, deadline,
-                      progress, label, workers=workers)
+                      progress, label, workers=workers, engine=engine)
         for c in members:
             results[c.id] = state_result(c, exp, bounds, vname, wcc, fac, label)
     for c in claims:

@@ -73,8 +73,13 @@ def build_parser() -> argparse.ArgumentParser:
     hier_claims.add_arguments(b)
     o = p.add_argument_group("scheduler, sampling, output")
     o.add_argument("--variant", help="COMPASS variant for every state claim (default: each claim's own)")
-    o.add_argument("--workers", type=_positive(int), default=1, metavar="K",
-                   help="expand each BFS level in K forked processes (same results; default 1)")
+    o.add_argument("--workers", type=_positive(int), default=None, metavar="K",
+                   help="partition the search over K processes by state owner (same results; default 1, "
+                        "with --backend dask one per cluster worker)")
+    o.add_argument("--backend", choices=("local", "dask"), default="local",
+                   help="where the K processes run: forked here (default) or on a Dask cluster")
+    o.add_argument("--address", metavar="HOST:PORT",
+                   help="--backend dask: the running Dask scheduler (default: start a local cluster of K workers)")
     o.add_argument("--random", type=_positive(int), default=0, metavar="K",
                    help="also run K Hypothesis-generated event sequences per state claim on larger clusters")
     o.add_argument("--seed", type=int, default=0, help="seed of --random and delegated claims (default 0)")
@@ -146,8 +151,14 @@ def _main(argv: list[str]) -> int:
     results = []
     if claims:
         print(bounds_text(bounds, args.time_limit))
-        results = run_claims(claims, bounds, variant, deadline=deadline, progress=progress, seed=args.seed, errors=errors,
-                             workers=args.workers)
+        from proofs_check.parallel import Engine, EngineError
+
+        try:
+            with Engine(args.backend, args.workers, args.address) as engine:
+                results = run_claims(claims, bounds, variant, deadline=deadline, progress=progress, seed=args.seed,
+                                     errors=errors, engine=engine)
+        except EngineError as e:
+            raise UsageError(str(e)) from None
     if args.random:
         from proofs_check.sampling import sample_claims
 

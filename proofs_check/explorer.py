@@ -31,16 +31,20 @@ may carry a premise ("sometimes" check): a premise never met makes the claim vac
 """
 from __future__ import annotations
 
+import functools
 import sys
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Hashable, Iterator, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterator, NamedTuple
 
 from heuristics.abs_space import POOL, SLOTTED, AbsView
 from heuristics.cluster import Job, Placement
 from heuristics.policy import Policy
 from oracle.paper_phi import wcc_holds
 from proofs_check.canonical import canonical
+
+if TYPE_CHECKING:
+    from proofs_check.parallel import Engine
 
 
 class Event(NamedTuple):
@@ -267,19 +271,30 @@ def explore(
     label: str = "",
     canon: Callable[[Hashable], Hashable] = canonical,
     workers: int = 1,
+    engine: "Engine | None" = None,
 ) -> Exploration:
     """Explore N = min_nodes..max_nodes; stop early once every probe has a finding.
 
     ``canon`` is the state-key reduction (identity disables symmetry reduction, for benchmarks);
-    ``workers`` > 1 computes each level's successors in that many forked processes (same result).
+    ``workers`` > 1, or an ``engine`` (``proofs_check.parallel``: forked processes or a Dask
+    cluster), runs the search partitioned by state owner (identical results, docs/verify.md).
     """
+    if engine is None and workers > 1:
+        from proofs_check.parallel import Engine
+
+        engine = Engine("local", workers)
+    size_search = _explore_size
+    if engine is not None and engine.partitioned:
+        from proofs_check.parallel import explore_size
+
+        size_search = functools.partial(explore_size, engine)
     result = Exploration(outcomes={p.claim_id: ProbeOutcome() for p in probes})
     for n in range(bounds.min_nodes, bounds.max_nodes + 1):
         open_probes = [p for p in probes if result.outcomes[p.claim_id].finding is None]
         if not open_probes:
             break
-        stats = _explore_size(factory, n, demands, bounds, open_probes, result.outcomes, phi_star,
-                              wcc_trajectory, deadline, progress, label, canon, workers)
+        stats = size_search(factory, n, demands, bounds, open_probes, result.outcomes, phi_star,
+                            wcc_trajectory, deadline, progress, label, canon)
         result.sizes.append(stats)
         if not stats.complete:
             break
@@ -287,7 +302,7 @@ def explore(
 
 
 def _explore_size(factory, n, demands, bounds, probes, outcomes, phi_star, wcc_trajectory,
-                  deadline, progress, label, canon, workers=1) -> SizeStats:
+                  deadline, progress, label, canon) -> SizeStats:
     t0 = time.perf_counter()
     stats = SizeStats(n)
     proto = factory(n)
@@ -299,40 +314,36 @@ def _explore_size(factory, n, demands, bounds, probes, outcomes, phi_star, wcc_t
     frontier = [root]
     depth = 0
     next_report = t0 + 2.0
-    pool = _worker_pool(workers, proto, n, demands, bounds, canon)
-    try:
-        while frontier:
-            if depth >= bounds.depth:
-                stats.at_depth_bound = len(frontier)
+    while frontier:
+        if depth >= bounds.depth:
+            stats.at_depth_bound = len(frontier)
+            break
+        nxt: list[Hashable] = []
+        done = 0
+        for key in frontier:
+            now = time.perf_counter()
+            if (deadline is not None and now > deadline) or stats.distinct >= bounds.max_states:
+                stats.complete = False
+                stats.stop_reason = "time limit" if deadline is not None and now > deadline else \
+                    f"max-states {bounds.max_states}"
+                stats.queue_left = len(frontier) - done + len(nxt)
                 break
-            nxt: list[Hashable] = []
-            done = 0
-            for key, succs in _level(frontier, pool, proto, n, demands, bounds, canon):
-                now = time.perf_counter()
-                if (deadline is not None and now > deadline) or stats.distinct >= bounds.max_states:
-                    stats.complete = False
-                    stats.stop_reason = "time limit" if deadline is not None and now > deadline else \
-                        f"max-states {bounds.max_states}"
-                    stats.queue_left = len(frontier) - done + len(nxt)
-                    break
-                if progress is not None and now >= next_report:
-                    next_report = now + 2.0
-                    _report_progress(progress, label, stats, depth, len(frontier) - done, len(nxt), now - t0)
-                _absorb(key, succs, n, capacity, probes, outcomes, parents, nxt, stats, phi_star, wcc_trajectory)
-                done += 1
-            if not stats.complete:
-                break
-            if nxt:
-                depth += 1
-                stats.depth_reached = depth
-            frontier = nxt
-            if not [p for p in probes if outcomes[p.claim_id].finding is None]:
-                stats.stop_reason = "every probe decided"
-                stats.queue_left = len(frontier)
-                break
-    finally:
-        if pool is not None:
-            pool.terminate()
+            if progress is not None and now >= next_report:
+                next_report = now + 2.0
+                _report_progress(progress, label, stats, depth, len(frontier) - done, len(nxt), now - t0)
+            succs = successors(proto, key, n, demands, bounds, canon)
+            _absorb(key, succs, n, capacity, probes, outcomes, parents, nxt, stats, phi_star, wcc_trajectory)
+            done += 1
+        if not stats.complete:
+            break
+        if nxt:
+            depth += 1
+            stats.depth_reached = depth
+        frontier = nxt
+        if not [p for p in probes if outcomes[p.claim_id].finding is None]:
+            stats.stop_reason = "every probe decided"
+            stats.queue_left = len(frontier)
+            break
     stats.seconds = time.perf_counter() - t0
     if progress is not None:
         progress(f"[{label} N={n}] done: {stats.distinct} distinct, {stats.generated} generated, "
@@ -397,49 +408,10 @@ def _absorb(key, succs: list[Successor], n, capacity, probes, outcomes, parents,
         _check(facts, ev, succ, key, probes, outcomes, parents, n, new)
 
 
-# --------------------------------------------------------------------------- parallel frontier
-# With workers > 1 the successors of a BFS level are computed by forked worker processes in
-# chunks; ``imap`` returns them in frontier order and the parent absorbs them exactly as the
-# sequential search does, so results (and the first counterexample) are identical. The policy
-# prototype and the bounds reach the workers through fork, never through pickling.
-_WORKER: tuple | None = None
-CHUNK = 64
-
-
-def _worker_pool(workers: int, proto, n, demands, bounds, canon):
-    if workers <= 1:
-        return None
-    import multiprocessing as mp
-
-    global _WORKER
-    _WORKER = (proto, n, demands, bounds, canon)
-    return mp.get_context("fork").Pool(workers)
-
-
-def _worker_chunk(keys: list[Hashable]) -> list[tuple[Hashable, list[Successor]]]:
-    proto, n, demands, bounds, canon = _WORKER
-    return [(k, successors(proto, k, n, demands, bounds, canon)) for k in keys]
-
-
-def _level(frontier, pool, proto, n, demands, bounds, canon):
-    if pool is None:
-        for key in frontier:
-            yield key, successors(proto, key, n, demands, bounds, canon)
-        return
-    chunks = [frontier[i:i + CHUNK] for i in range(0, len(frontier), CHUNK)]
-    for part in pool.imap(_worker_chunk, chunks):
-        yield from part
-
-
 def _check(facts, ev, succ, parent, probes, outcomes, parents, n, new) -> None:
     for p in probes:
         out = outcomes[p.claim_id]
-        if out.finding is not None:
-            continue
-        if p.after == "any":
-            if not new:
-                continue
-        elif ev is None or (p.after != "event" and (p.after == "arrival") != ev.arrive):
+        if out.finding is not None or not applies(p, ev, new):
             continue
         if p.premise is not None and not out.premise_met and p.premise(facts):
             out.premise_met = True
@@ -453,6 +425,14 @@ def _check(facts, ev, succ, parent, probes, outcomes, parents, n, new) -> None:
                 out.finding = Finding(n, [], [], numbers)
             else:
                 out.finding = _finding(parents, parent, n, ev, succ, numbers)
+
+
+def applies(p: Probe, ev: Event | None, new: bool) -> bool:
+    """Whether probe ``p`` is evaluated on this transition (``ev`` None: the initial state): a
+    state probe when the state is first reached, an event-kind probe on every event of its kind."""
+    if p.after == "any":
+        return new
+    return ev is not None and (p.after == "event" or (p.after == "arrival") == ev.arrive)
 
 
 class PhiUnknown(RuntimeError):

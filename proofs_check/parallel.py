@@ -1,0 +1,532 @@
+"""Scale-out (issue 9): the explorer's BFS partitioned by state owner, and sweeps on an engine.
+
+**Partitioned breadth-first search.** ``workers`` = K shards; a canonical state is owned by shard
+``crc32(repr(state)) mod K`` (a stable hash: Python's ``hash`` of strings differs between
+processes, which would break ownership on a cluster). Each shard keeps the seen-set and the
+frontier of the states it owns. Per BFS level every shard expands its owned frontier, evaluates
+the transition probes (event-kind claims, operator failures) where the transition happens, and
+routes each successor to its owner (one pickled batch per owner, deduplicated locally first); each
+owner then keeps the successors it has not seen, and evaluates the state probes on them. The
+coordinator only relays the batches (opaque bytes) and merges counts and probe results.
+
+**Identical to the serial search.** Every transition gets a *rank*: the path of event indices
+(position of the event in ``explorer.successors``'s list) from the root. Within a level, the
+serial search handles transitions exactly in lexicographic rank order: its frontier is ordered by
+first discovery, i.e. by (parent's position, event index), which by induction is the rank order.
+So the partitioned search reproduces it by minima over ranks:
+
+* a new state's parent is its minimum-rank discoverer (the serial first discoverer), so its rank
+  is its serial BFS-tree path, and state probes see that transition's event and migrations;
+* a probe's finding is its minimum-rank firing in the first level with one: the serial first
+  finding. The coordinator rebuilds the trace by replaying the rank's event indices from the
+  root — the serial parent-pointer trace, state for state;
+* "premise met" counts premises met at ranks ≤ the finding (the serial search stops evaluating a
+  decided probe); an exact-solve limit ("unknown") likewise counts only below the finding;
+* ``max_states``: the serial search checks the budget before each frontier state. The partitioned
+  search expands the whole level, then finds the serial stopping point: the c-th smallest parent
+  rank r among the level's new states (c = budget left); the serial run stops at the first
+  frontier state ranked after r, so every figure (distinct, generated, refused, pruned, queue
+  left) and finding is restricted to parents ranked ≤ r. Figures and verdicts therefore match the
+  serial run exactly, also when the budget stops it; the price is that the level at the budget is
+  expanded in full (more time and memory than the serial run spends there).
+* the deadline (``--time-limit``) is checked by each shard between states; a run cut by time is
+  inconclusive in both searches, with figures that depend on timing in both. A counterexample
+  found in the level the deadline cut is still a shortest one (all shallower levels are complete)
+  but may be a different trace of that length than the serial run would print.
+
+**Backends.** ``local`` (default, standard library only): K forked processes, commands and batches
+over pipes. ``dask``: the shards are Dask *actors* pinned one per worker of a Dask distributed
+cluster (``--address HOST:PORT`` of a running ``dask scheduler``, or a ``LocalCluster`` of K
+worker processes started for the run). Dask rather than Ray: a pure-Python wheel with no runtime
+of its own to install, a ``LocalCluster`` of real worker processes on loopback for tests, stateful
+actors for the shards and plain futures for sweeps. The package must be importable on the
+workers (same environment); functions travel with cloudpickle.
+
+**Sweeps.** :meth:`Engine.starmap` runs independent jobs (the simulators' runs) on the local
+process pool or on the Dask cluster, results in input order.
+"""
+from __future__ import annotations
+
+import os
+import pickle
+import time
+import traceback
+import zlib
+from dataclasses import dataclass
+from typing import Any, Callable, Hashable, Iterable, Iterator
+
+from oracle.paper_phi import wcc_holds
+from proofs_check.explorer import (
+    Bounds,
+    Event,
+    Facts,
+    Finding,
+    PhiUnknown,
+    PolicyFactory,
+    Probe,
+    ProbeOutcome,
+    SizeStats,
+    _check,
+    _report_progress,
+    applies,
+    successors,
+)
+
+Rank = tuple[int, ...]
+BACKENDS = ("local", "dask")
+MISSING_DASK = "--backend dask needs Dask distributed: pip install 'placement-oracles[dist]'"
+
+
+class EngineError(RuntimeError):
+    """The engine cannot run (missing package, unreachable cluster): a usage error, exit 2."""
+
+
+def owner(key: Hashable, count: int) -> int:
+    """The shard that owns ``key``: a hash that is the same in every process and on every host."""
+    return zlib.crc32(repr(key).encode()) % count
+
+
+@dataclass(frozen=True)
+class SearchSpec:
+    """What a shard needs to expand states of one exploration (one N)."""
+
+    factory: PolicyFactory
+    n: int
+    demands: tuple[int, ...]
+    bounds: Bounds
+    probes: tuple[Probe, ...]
+    phi_star: Callable[[tuple, int], int]
+    wcc_trajectory: bool
+    canon: Callable[[Hashable], Hashable]
+
+
+class Tally:
+    """Per probe, the minimum-rank finding, premise and solver limit seen (ranks of one level)."""
+
+    def __init__(self) -> None:
+        self.finding: dict[str, tuple[Rank, dict[str, Any], str]] = {}
+        self.premise: dict[str, Rank] = {}
+        self.unknown: dict[str, tuple[Rank, str]] = {}
+
+    def found(self, cid: str, rank: Rank, numbers: dict[str, Any], failure: str = "") -> None:
+        if cid not in self.finding or rank < self.finding[cid][0]:
+            self.finding[cid] = (rank, numbers, failure)
+
+    def evaluate(self, probes: Iterable[Probe], facts: Facts, ev: Event | None, new: bool, rank: Rank) -> None:
+        """The serial ``explorer._check`` with the probe results kept by rank instead of in order."""
+        for p in probes:
+            if not applies(p, ev, new):
+                continue
+            cid = p.claim_id
+            if p.premise is not None and (cid not in self.premise or rank < self.premise[cid]) and p.premise(facts):
+                self.premise[cid] = rank
+            try:
+                numbers = p.test(facts)
+            except PhiUnknown as e:
+                if cid not in self.unknown or rank < self.unknown[cid][0]:
+                    self.unknown[cid] = (rank, str(e))
+                continue
+            if numbers is not None:
+                self.found(cid, rank, numbers)
+
+    def merge(self, other: "Tally") -> None:
+        for cid, (rank, numbers, failure) in other.finding.items():
+            self.found(cid, rank, numbers, failure)
+        for cid, rank in other.premise.items():
+            if cid not in self.premise or rank < self.premise[cid]:
+                self.premise[cid] = rank
+        for cid, (rank, msg) in other.unknown.items():
+            if cid not in self.unknown or rank < self.unknown[cid][0]:
+                self.unknown[cid] = (rank, msg)
+
+    def upto(self, limit: Rank) -> "Tally":
+        """Only what transitions from parents ranked ≤ ``limit`` produced (a budget cut)."""
+        out = Tally()
+        out.finding = {c: v for c, v in self.finding.items() if v[0][:-1] <= limit}
+        out.premise = {c: r for c, r in self.premise.items() if r[:-1] <= limit}
+        out.unknown = {c: v for c, v in self.unknown.items() if v[0][:-1] <= limit}
+        return out
+
+
+@dataclass
+class KeyCounts:
+    """What expanding one frontier state produced (kept by the shard for a budget cut)."""
+
+    rank: Rank
+    generated: int = 0
+    refused: int = 0
+    operator_failures: int = 0
+    pruned_wcc: int = 0
+
+
+COUNTS = ("generated", "refused", "operator_failures", "pruned_wcc")
+
+
+class Shard:
+    """The states owned by one worker: its seen-set, its frontier (rank, state), one level's work."""
+
+    def __init__(self, index: int, count: int, spec: SearchSpec) -> None:
+        self.index, self.count, self.spec = index, count, spec
+        self.proto = spec.factory(spec.n)
+        self.seen: set[Hashable] = set()
+        self.frontier: list[tuple[Rank, Hashable]] = []
+        self.expanded: list[KeyCounts] = []
+        self.own: dict[Hashable, tuple] = {}
+        self.new_parents: list[Rank] = []
+
+    def seed(self, root: Hashable | None) -> None:
+        """Own the initial state (``None``: another shard owns it)."""
+        if root is not None:
+            self.seen.add(root)
+            self.frontier = [((), root)]
+
+    def _probes(self, open_ids: list[str], state: bool) -> list[Probe]:
+        return [p for p in self.spec.probes if p.claim_id in open_ids and (p.after == "any") == state]
+
+    def expand(self, wall_deadline: float | None, open_ids: list[str]) -> tuple[list[bytes | None], dict]:
+        """Expand the owned frontier; returns one pickled batch per other owner and the level report."""
+        s = self.spec
+        probes = self._probes(open_ids, state=False)
+        failure_probes = [p for p in s.probes if p.failure_breaks and p.claim_id in open_ids]
+        tally = Tally()
+        out: list[dict[Hashable, tuple]] = [{} for _ in range(self.count)]
+        self.expanded = []
+        timed_out = False
+        for path, key in self.frontier:
+            if wall_deadline is not None and time.time() > wall_deadline:
+                timed_out = True
+                break
+            kc = KeyCounts(path)
+            self.expanded.append(kc)
+            for i, (ev, ok, reason, succ, migrations) in enumerate(
+                    successors(self.proto, key, s.n, s.demands, s.bounds, s.canon)):
+                rank = path + (i,)
+                kc.generated += 1
+                if not ok:
+                    if reason.startswith("operator failure"):
+                        kc.operator_failures += 1
+                        for p in failure_probes:
+                            tally.found(p.claim_id, rank, {"operator failure": reason}, reason)
+                    else:
+                        kc.refused += 1
+                    continue
+                facts = Facts(succ, s.n, self.proto.capacity, s.phi_star, ev, migrations)
+                if s.wcc_trajectory and not wcc_holds(facts.counts):
+                    kc.pruned_wcc += 1
+                    continue
+                tally.evaluate(probes, facts, ev, False, rank)
+                dest = owner(succ, self.count)
+                if dest == self.index and succ in self.seen:
+                    continue
+                box = out[dest]
+                prev = box.get(succ)
+                if prev is None or rank < prev[0]:
+                    box[succ] = (rank, ev, migrations)
+        self.own = out[self.index]
+        batches = [None if j == self.index or not box else pickle.dumps(list(box.items()), pickle.HIGHEST_PROTOCOL)
+                   for j, box in enumerate(out)]
+        report = {c: sum(getattr(k, c) for k in self.expanded) for c in COUNTS}
+        report.update(tally=tally, timed_out=timed_out, unexpanded=len(self.frontier) - len(self.expanded))
+        return batches, report
+
+    def absorb(self, batches: list[bytes | None], open_ids: list[str]) -> dict:
+        """Keep the unseen successors routed here (minimum-rank discoverer each); state probes."""
+        s = self.spec
+        best = self.own
+        for blob in batches:
+            for succ, cand in pickle.loads(blob) if blob else ():
+                prev = best.get(succ)
+                if prev is None or cand[0] < prev[0]:
+                    best[succ] = cand
+        probes = self._probes(open_ids, state=True)
+        tally = Tally()
+        frontier = []
+        for succ, (rank, ev, migrations) in best.items():
+            if succ in self.seen:
+                continue
+            self.seen.add(succ)
+            frontier.append((rank, succ))
+            tally.evaluate(probes, Facts(succ, s.n, self.proto.capacity, s.phi_star, ev, migrations), ev, True, rank)
+        self.own = {}
+        self.frontier = frontier
+        self.new_parents = sorted(r[:-1] for r, _ in frontier)
+        return {"new": len(frontier), "tally": tally}
+
+    def smallest_parents(self, c: int) -> list[Rank]:
+        """The parent ranks of this level's ``c`` first new states (serial order)."""
+        return self.new_parents[:c]
+
+    def upto(self, limit: Rank) -> dict:
+        """This level's figures restricted to frontier states ranked ≤ ``limit``."""
+        done = [k for k in self.expanded if k.rank <= limit]
+        out = {c: sum(getattr(k, c) for k in done) for c in COUNTS}
+        out.update(new=sum(1 for r in self.new_parents if r <= limit), after=len(self.expanded) - len(done))
+        return out
+
+
+# --------------------------------------------------------------------------- shard pools
+def _serve(conn, index: int, count: int, spec: SearchSpec) -> None:
+    """A forked worker: run the shard's methods on command until told to stop."""
+    shard = Shard(index, count, spec)
+    while True:
+        msg = conn.recv()
+        if msg is None:
+            return
+        method, args = msg
+        try:
+            conn.send(("ok", getattr(shard, method)(*args)))
+        except BaseException:  # reported to the coordinator, which raises it
+            conn.send(("error", traceback.format_exc()))
+
+
+class LocalShards:
+    """K shards in forked processes (the spec reaches them through fork, never pickled)."""
+
+    def __init__(self, count: int, spec: SearchSpec) -> None:
+        import multiprocessing as mp
+
+        ctx = mp.get_context("fork")
+        self.conns, self.procs = [], []
+        for i in range(count):
+            mine, theirs = ctx.Pipe()
+            proc = ctx.Process(target=_serve, args=(theirs, i, count, spec), daemon=True)
+            proc.start()
+            theirs.close()
+            self.conns.append(mine)
+            self.procs.append(proc)
+
+    def call(self, method: str, args: list[tuple]) -> list:
+        for conn, a in zip(self.conns, args):
+            conn.send((method, a))
+        replies = [conn.recv() for conn in self.conns]
+        for status, value in replies:
+            if status == "error":
+                raise RuntimeError(f"shard failed in {method}:\n{value}")
+        return [value for _, value in replies]
+
+    def close(self) -> None:
+        for conn in self.conns:
+            try:
+                conn.send(None)
+            except (BrokenPipeError, OSError):
+                pass
+        for proc in self.procs:
+            proc.join(timeout=5)
+            if proc.is_alive():
+                proc.terminate()
+
+
+class DaskShards:
+    """K shards as Dask actors, placed round-robin on the cluster's workers."""
+
+    def __init__(self, client, count: int, spec: SearchSpec) -> None:
+        workers = sorted(client.scheduler_info()["workers"])
+        self.futures = [client.submit(Shard, i, count, spec, actor=True, pure=False,
+                                      workers=[workers[i % len(workers)]]) for i in range(count)]
+        self.actors = [f.result() for f in self.futures]
+
+    def call(self, method: str, args: list[tuple]) -> list:
+        pending = [getattr(actor, method)(*a) for actor, a in zip(self.actors, args)]
+        return [p.result() for p in pending]
+
+    def close(self) -> None:
+        self.actors = []
+        for f in self.futures:
+            f.cancel()
+
+
+# --------------------------------------------------------------------------- the engine
+class Engine:
+    """Where partitioned searches and sweeps run: ``local`` forked processes or a Dask cluster.
+
+    Use as a context manager (the Dask client, and a LocalCluster when no address is given, live
+    for the ``with`` block). ``workers`` is the number of shards / processes; with Dask and
+    ``workers`` None, one shard per worker of the cluster.
+    """
+
+    def __init__(self, backend: str = "local", workers: int | None = None, address: str | None = None) -> None:
+        if backend not in BACKENDS:
+            raise EngineError(f"unknown backend {backend!r}; known: {', '.join(BACKENDS)}")
+        if address is not None and backend != "dask":
+            raise EngineError("--address needs --backend dask")
+        self.backend, self.address = backend, address
+        self.workers = workers if workers is not None else (1 if backend == "local" else None)
+        self.client = self.cluster = None
+
+    def __enter__(self) -> "Engine":
+        if self.backend == "dask":
+            try:
+                from distributed import Client, LocalCluster
+            except ImportError:
+                raise EngineError(MISSING_DASK) from None
+            if self.address is None:
+                self.cluster = LocalCluster(n_workers=self.workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
+                                            dashboard_address=None)
+                self.client = Client(self.cluster)
+            else:
+                try:
+                    self.client = Client(self.address, timeout=10)
+                except OSError as e:
+                    raise EngineError(f"--address {self.address}: cannot reach the Dask scheduler ({e})") from None
+            if self.workers is None:
+                self.workers = max(1, len(self.client.scheduler_info()["workers"]))
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.client is not None:
+            self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
+        self.client = self.cluster = None
+
+    @property
+    def partitioned(self) -> bool:
+        """Whether the explorer should use the partitioned search (serial for one local worker)."""
+        return self.backend == "dask" or (self.workers or 1) > 1
+
+    def shards(self, spec: SearchSpec):
+        if self.backend == "dask":
+            if self.client is None:
+                raise EngineError("the Dask engine is used outside its 'with' block")
+            return DaskShards(self.client, self.workers, spec)
+        return LocalShards(self.workers, spec)
+
+    def starmap(self, fn: Callable, arg_tuples: list[tuple]) -> Iterator:
+        """``fn(*args)`` for every tuple, results in input order, on this engine's processes."""
+        if self.backend == "dask":
+            futures = [self.client.submit(fn, *a, pure=False) for a in arg_tuples]
+            for f in futures:
+                yield f.result()
+            return
+        if (self.workers or 1) <= 1:
+            for a in arg_tuples:
+                yield fn(*a)
+            return
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(self.workers) as pool:
+            yield from pool.map(fn, *zip(*arg_tuples)) if arg_tuples else ()
+
+
+# --------------------------------------------------------------------------- the coordinator
+def explore_size(engine: Engine, factory, n, demands, bounds, probes, outcomes, phi_star, wcc_trajectory,
+                 deadline, progress, label, canon) -> SizeStats:
+    """``explorer._explore_size`` on ``engine``'s shards: the same figures and findings."""
+    t0 = time.perf_counter()
+    stats = SizeStats(n)
+    proto = factory(n)
+    root = canon(proto.state_key())
+    stats.distinct = 1
+    _check(Facts(root, n, proto.capacity, phi_star), None, root, None, probes, outcomes, {root: None}, n, True)
+    spec = SearchSpec(factory, n, demands, bounds, tuple(probes), phi_star, wcc_trajectory, canon)
+    pool = engine.shards(spec)
+    k = engine.workers
+    try:
+        pool.call("seed", [(root,) if owner(root, k) == i else (None,) for i in range(k)])
+        frontier, depth = 1, 0
+        while frontier:
+            if depth >= bounds.depth:
+                stats.at_depth_bound = frontier
+                break
+            now = time.perf_counter()
+            left = bounds.max_states - stats.distinct
+            if (deadline is not None and now > deadline) or left <= 0:
+                _stop(stats, "time limit" if deadline is not None and now > deadline else
+                      f"max-states {bounds.max_states}", frontier)
+                break
+            open_ids = [p.claim_id for p in probes if outcomes[p.claim_id].finding is None]
+            wall = None if deadline is None else time.time() + (deadline - now)
+            expanded = pool.call("expand", [(wall, open_ids)] * k)
+            absorbed = pool.call("absorb", [([b[j] for b, _ in expanded], open_ids) for j in range(k)])
+            reports = [r for _, r in expanded]
+            tally = Tally()
+            for r in reports + absorbed:
+                tally.merge(r["tally"])
+            new = sum(a["new"] for a in absorbed)
+            cut = _budget_cut(pool, k, left) if new >= left and not any(r["timed_out"] for r in reports) else None
+            if cut is not None:
+                limit, figures = cut
+                _add(stats, figures)
+                stats.distinct += figures["new"]
+                _apply(tally.upto(limit), probes, outcomes, factory, n, root, spec)
+                _stop(stats, f"max-states {bounds.max_states}", figures["after"] + figures["new"])
+                break
+            _add(stats, {c: sum(r[c] for r in reports) for c in ("generated", "refused", "operator_failures", "pruned_wcc")})
+            stats.distinct += new
+            _apply(tally, probes, outcomes, factory, n, root, spec)
+            if any(r["timed_out"] for r in reports):
+                _stop(stats, "time limit", sum(r["unexpanded"] for r in reports) + new)
+                break
+            if new:
+                depth += 1
+                stats.depth_reached = depth
+            frontier = new
+            if progress is not None:
+                _report_progress(progress, label, stats, depth, 0, new, time.perf_counter() - t0)
+            if all(outcomes[p.claim_id].finding is not None for p in probes):
+                stats.stop_reason = "every probe decided"
+                stats.queue_left = frontier
+                break
+    finally:
+        pool.close()
+    stats.seconds = time.perf_counter() - t0
+    if progress is not None:
+        progress(f"[{label} N={n}] done ({engine.workers} {engine.backend} shards): {stats.distinct} distinct, "
+                 f"{stats.generated} generated, depth {stats.depth_reached}, {stats.seconds:.1f}s "
+                 f"({stats.rate:,.0f} distinct/s)")
+    return stats
+
+
+def _stop(stats: SizeStats, reason: str, queue_left: int) -> None:
+    stats.complete = False
+    stats.stop_reason = reason
+    stats.queue_left = queue_left
+
+
+def _add(stats: SizeStats, figures: dict) -> None:
+    for c in ("generated", "refused", "operator_failures", "pruned_wcc"):
+        setattr(stats, c, getattr(stats, c) + figures[c])
+
+
+def _budget_cut(pool, k: int, left: int) -> tuple[Rank, dict] | None:
+    """Where the serial search would stop in this level, and its figures up to there (or None when
+    it completes the level: the budget then stops it before the next level, as here)."""
+    firsts = sorted(r for part in pool.call("smallest_parents", [(left,)] * k) for r in part)
+    limit = firsts[left - 1]
+    parts = pool.call("upto", [(limit,)] * k)
+    figures = {c: sum(p[c] for p in parts) for c in ("generated", "refused", "operator_failures", "pruned_wcc",
+                                                      "new", "after")}
+    return (limit, figures) if figures["after"] else None
+
+
+def _apply(tally: Tally, probes: list[Probe], outcomes: dict[str, ProbeOutcome], factory, n, root, spec) -> None:
+    """Merge one level's results into the outcomes as the serial search would have left them."""
+    for p in probes:
+        out = outcomes[p.claim_id]
+        if out.finding is not None:
+            continue
+        found = tally.finding.get(p.claim_id)
+        bound = found[0] if found else None
+        premise = tally.premise.get(p.claim_id)
+        if premise is not None and (bound is None or premise <= bound):
+            out.premise_met = True
+        unknown = tally.unknown.get(p.claim_id)
+        if unknown is not None and not out.unknown and (bound is None or unknown[0] < bound):
+            out.unknown = unknown[1]
+        if found is not None:
+            out.finding = replay_rank(spec, root, *found)
+
+
+def replay_rank(spec: SearchSpec, root: Hashable, rank: Rank, numbers: dict, failure: str) -> Finding:
+    """The finding's trace: the events at the rank's indices from the root, and the states after them
+    (for an operator failure the last state is the one the failing event left unchanged)."""
+    proto = spec.factory(spec.n)
+    key = root
+    events: list[Event] = []
+    states: list[Hashable] = []
+    for i in rank:
+        ev, ok, _, succ, _ = successors(proto, key, spec.n, spec.demands, spec.bounds, spec.canon)[i]
+        events.append(ev)
+        key = succ if ok else key
+        states.append(key)
+    return Finding(spec.n, events, states, numbers, failure)
