@@ -14,13 +14,13 @@ import csv
 import math
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import NamedTuple, Sequence
 
 from heuristics.ocs_sim import WORKLOADS, DurationModel, SimResult, Windows, generate_trace, simulate
 from heuristics.racks import PENALTY_NAMES, FragmentationPenalty, RackCluster
 from heuristics.ring_baselines import RING_POLICIES, make_ring_policy
+from proofs_check.parallel import Engine, EngineError
 from proofs_check.verdict import EXIT_USAGE
 
 METRICS = SimResult.METRICS
@@ -169,6 +169,10 @@ def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[Cel
     ap.add_argument("--penalty", default="linear", choices=PENALTY_NAMES)
     ap.add_argument("--out", default="ringsim-out", help="output folder")
     ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--backend", choices=("local", "dask"), default="local",
+                    help="run the cells here (process pool) or on a Dask cluster (proofs_check.parallel)")
+    ap.add_argument("--address", default=None, metavar="HOST:PORT",
+                    help="--backend dask: the running Dask scheduler (default: a local cluster of --workers)")
     ap.add_argument("--no-plots", action="store_true")
     args = ap.parse_args(argv)
     schedulers = _names(args.schedulers, tuple(RING_POLICIES), "--schedulers")
@@ -199,12 +203,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     rows: list[Row] = []
     start = time.perf_counter()
-    results = (ProcessPoolExecutor(args.workers).map(run_cell, cells) if args.workers > 1
-               else map(run_cell, cells))
-    for i, (cell, (cell_rows, walls)) in enumerate(zip(cells, results), 1):
-        rows += cell_rows
-        print(f"[{i}/{len(cells)}] workload {cell.workload} load {cell.load:.2f} seed {cell.seed}: "
-              f"{sum(walls.values()):.1f}s ({time.perf_counter() - start:.0f}s total)", file=sys.stderr)
+    try:
+        with Engine(args.backend, args.workers, args.address) as engine:
+            for i, (cell, (cell_rows, walls)) in enumerate(zip(cells, engine.starmap(run_cell, [(c,) for c in cells])), 1):
+                rows += cell_rows
+                print(f"[{i}/{len(cells)}] workload {cell.workload} load {cell.load:.2f} seed {cell.seed}: "
+                      f"{sum(walls.values()):.1f}s ({time.perf_counter() - start:.0f}s total)", file=sys.stderr)
+    except EngineError as err:
+        print(f"ringsim: {err}", file=sys.stderr)
+        return EXIT_USAGE
     write_csv(rows, out / "results.csv")
     plots = [] if args.no_plots else plot_metrics(rows, cells[0].schedulers, out)
     print(format_table(rows, cells[0].schedulers))

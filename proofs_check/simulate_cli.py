@@ -6,7 +6,7 @@ Usage::
              [--eta 0.85,0.9] [--migration-cost 8[,1,10]] [--charging per-event|per-instance]
              [--queue fifo|backfill] [--nodes N] [--day D[,D2|D1-D2]] [--window T0:T1]
              [--policy-opt SCHED:KEY=VALUE ...]
-             [--seed S] [--out DIR] [--workers K] [--plot]
+             [--seed S] [--out DIR] [--workers K] [--backend local|dask [--address HOST:PORT]] [--plot]
 
 Without ``--schedulers`` every registered scheduler that can be built without options (or with
 the ``--policy-opt`` options given) runs; the others are named on stderr (e.g. ``hier-compass``
@@ -173,6 +173,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default=None, help="output folder for CSV/JSON results")
     p.add_argument("--workers", type=int, default=1, help="parallel processes for the sweep")
+    p.add_argument("--backend", choices=("local", "dask"), default="local",
+                   help="run the sweep here (process pool) or on a Dask cluster (proofs_check.parallel)")
+    p.add_argument("--address", default=None, metavar="HOST:PORT",
+                   help="--backend dask: the running Dask scheduler (default: a local cluster of --workers)")
     p.add_argument("--plot", action="store_true", help="draw PNGs into OUT/plots (needs --out)")
     a = p.parse_args(argv)
     if a.format not in FORMATS:
@@ -263,7 +267,10 @@ def run_one(spec: RunSpec, trace: Trace) -> RunOutcome:
     return RunOutcome(spec, compute_metrics(res), res, time.perf_counter() - t0)
 
 
-def execute(runs: list[tuple[RunSpec, Trace]], workers: int) -> Iterator[RunOutcome]:
+def execute(runs: list[tuple[RunSpec, Trace]], workers: int, engine=None) -> Iterator[RunOutcome]:
+    if engine is not None and engine.backend == "dask":
+        yield from engine.starmap(run_one, runs)
+        return
     if workers == 1:
         for spec, tr in runs:
             yield run_one(spec, tr)
@@ -362,11 +369,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(trace.report.summary())
     progress = Progress(len(runs))
     outcomes: list[RunOutcome] = []
+    from proofs_check.parallel import Engine, EngineError
+
     try:
-        for o in execute(runs, a.workers):
-            outcomes.append(o)
-            progress.step(o.spec.run_id)
-    except ValueError as e:  # a job the cluster cannot host (only with --nodes)
+        with Engine(a.backend, a.workers, a.address) as engine:
+            for o in execute(runs, a.workers, engine):
+                outcomes.append(o)
+                progress.step(o.spec.run_id)
+    except (ValueError, EngineError) as e:  # a job the cluster cannot host (only with --nodes); no engine
         print(f"\nsimulate: error: {e}", file=sys.stderr)
         return EXIT_USAGE
     order = {spec.run_id: i for i, (spec, _) in enumerate(runs)}

@@ -1,0 +1,160 @@
+"""Scale-out (issue 9): the partitioned BFS and the engine-run sweeps give the serial results.
+
+The local backend (forked shards) is compared with the serial explorer on every probe kind (state,
+arrival/departure, operator failure), with and without a --max-states cut; a real Dask
+LocalCluster (two worker processes on loopback, started and stopped here) runs an exploration, the
+`verify` command and a `simulate` / `ringsim` sweep, compared with the serial runs.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from dataclasses import asdict
+
+import pytest
+
+from proofs_check.claims import CLAIMS, compass_factory, exact_phi_star
+from proofs_check.explorer import Bounds, explore
+from proofs_check.parallel import Engine, owner
+from proofs_check.simulate_cli import main as simulate  # imported once here: its progress bar binds sys.stderr
+
+SMALL = Bounds(max_nodes=3, depth=5, max_jobs=3, max_w=2)
+
+
+def _explore(ids, bounds, **kw):
+    claims = [CLAIMS[i] for i in ids]
+    return explore(compass_factory(claims[0].variant), claims[0].demands, bounds, [c.probe for c in claims],
+                   exact_phi_star, claims[0].wcc_trajectory, **kw)
+
+
+def _figures(exp):
+    """Everything an exploration reports except timings."""
+    sizes = [{k: v for k, v in asdict(s).items() if k != "seconds"} for s in exp.sizes]
+    outcomes = {cid: (o.premise_met, o.unknown, None if o.finding is None else
+                      (o.finding.n_nodes, o.finding.events, o.finding.states, o.finding.numbers, o.finding.failure))
+                for cid, o in exp.outcomes.items()}
+    return sizes, outcomes
+
+
+@pytest.mark.parametrize("ids, bounds", [
+    (("thm1.slotted", "thm1.pool", "thm1.sif"), SMALL),  # state probes, two violated at N = 2, 3
+    (("prop3.arrival", "prop3.departure", "prop3.tight"), Bounds(max_nodes=3, depth=6, max_jobs=3, max_w=2)),
+    (("prop1.abs", "prop1.operators"), Bounds(max_nodes=2, depth=5, max_jobs=3, max_w=2)),  # operator failure
+    (("thm1.pool", "lemA2"), Bounds(max_nodes=3, depth=6, max_jobs=3, max_w=2, max_states=137)),  # budget cut
+    (("thm1.pool", "lemA2"), Bounds(max_nodes=3, depth=6, max_jobs=3, max_w=2, max_states=1)),
+])
+def test_local_partitioned_search_equals_serial(ids, bounds):
+    serial = _explore(ids, bounds)
+    parallel = _explore(ids, bounds, workers=2)
+    assert _figures(parallel) == _figures(serial)
+    assert not serial.complete or sum(s.distinct for s in serial.sizes) > 100
+
+
+def test_budget_cut_is_inside_a_level_and_reported_as_serial():
+    b = Bounds(max_nodes=3, depth=6, max_jobs=3, max_w=2, max_states=137)
+    exp = _explore(("thm1.pool",), b, workers=3)
+    last = exp.sizes[-1]
+    assert not last.complete and last.stop_reason == "max-states 137"
+    assert last.distinct >= 137 and last.queue_left > 0
+
+
+def test_ownership_is_the_same_in_every_process_and_spreads_states():
+    """Shards on other hosts have other string-hash seeds: ownership must not depend on them."""
+    import os
+    import subprocess
+
+    from proofs_check.explorer import Probe, state_to_json
+
+    states = []
+    explore(compass_factory("literal"), CLAIMS["thm1.pool"].demands, SMALL,
+            [Probe("keep", "invariant", lambda f: states.append(f.key))], exact_phi_star, True)
+    here = [owner(s, 3) for s in states]
+    code = ("import json, sys; from proofs_check.explorer import state_from_json; "
+            "from proofs_check.parallel import owner; "
+            "print(json.dumps([owner(state_from_json(d), 3) for d in json.load(sys.stdin)]))")
+    there = subprocess.run([sys.executable, "-c", code], input=json.dumps([state_to_json(s) for s in states]),
+                           capture_output=True, text=True, check=True, env={**os.environ, "PYTHONHASHSEED": "12345"})
+    assert json.loads(there.stdout) == here
+    assert len(states) > 100 and min(here.count(i) for i in range(3)) > len(states) / 6
+
+
+def test_missing_dask_or_bad_flags_exit_2_with_one_line(monkeypatch, capsys, tmp_path):
+    from proofs_check.cli import main as verify
+
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed → ImportError
+    assert verify(["--theorem", "1", "--max-nodes", "2", "--backend", "dask", "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "pip install 'placement-oracles[dist]'" in err[0]
+    assert simulate(["--schedulers", "best-fit", "--backend", "dask"]) == 2
+    assert "Dask distributed" in capsys.readouterr().err
+    assert verify(["--theorem", "1", "--address", "127.0.0.1:1", "--quiet"]) == 2
+    assert "--address needs --backend dask" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- a real Dask cluster
+@pytest.fixture(scope="module")
+def dask_address():
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    try:
+        yield cluster.scheduler_address
+    finally:
+        cluster.close()
+
+
+def test_dask_exploration_equals_serial(dask_address):
+    ids = ("thm1.slotted", "thm1.pool", "thm1.sif")
+    serial = _explore(ids, SMALL)
+    with Engine("dask", None, dask_address) as engine:
+        assert engine.workers == 2
+        on_dask = _explore(ids, SMALL, engine=engine)
+    assert _figures(on_dask) == _figures(serial)
+    assert serial.outcomes["thm1.sif"].finding is not None
+
+
+def test_verify_command_on_dask_equals_local(dask_address, tmp_path, capsys):
+    from proofs_check.cli import main as verify
+
+    common = ["--theorem", "1", "--max-nodes", "3", "--depth", "5", "--max-jobs", "3", "--max-w", "2", "--quiet"]
+    runs = {}
+    for name, extra in {"serial": [], "local2": ["--workers", "2"],
+                        "dask": ["--backend", "dask", "--address", dask_address]}.items():
+        path = tmp_path / f"{name}.json"
+        code = verify(common + extra + ["--json", str(path)])
+        results = json.loads(path.read_text())["results"]
+        for r in results:
+            for s in r["stats"]["sizes"]:
+                s.pop("seconds"), s.pop("distinct/s")
+        runs[name] = (code, results)
+    capsys.readouterr()
+    assert runs["serial"][0] == 1  # thm1.slotted and thm1.sif are violated at these bounds
+    assert runs["local2"] == runs["serial"] and runs["dask"] == runs["serial"]
+
+
+def test_simulate_sweep_on_dask_equals_serial(dask_address, tmp_path, capsys):
+    trace = tmp_path / "t.csv"
+    trace.write_text("job_id,submit,duration,g,w\n" + "".join(
+        f"{i},{i % 7},{5 + i % 11},{(1, 2, 4, 8, 3)[i % 5]},{1 + i % 2}\n" for i in range(40)))
+    tables = {}
+    for name, extra in {"serial": [], "dask": ["--backend", "dask", "--address", dask_address]}.items():
+        out = tmp_path / name
+        assert simulate([str(trace), "--schedulers", "best-fit,compass-repaired", "--nodes", "4",
+                         "--migration-cost", "1,8", "--out", str(out)] + extra) == 0
+        rows = list(csv.DictReader((out / "summary.csv").open()))
+        tables[name] = [{k: v for k, v in r.items() if k != "wall_s"} for r in rows]
+    capsys.readouterr()
+    assert len(tables["serial"]) == 4 and tables["dask"] == tables["serial"]
+
+
+def test_ringsim_sweep_on_dask_equals_serial(dask_address, tmp_path, capsys):
+    from proofs_check.ringsim_cli import main as ringsim
+
+    common = ["--dims", "2,2,2", "--warmup", "2", "--measure", "6", "--drain", "2", "--loads", "0.8",
+              "--seeds", "2", "--workloads", "B", "--schedulers", "ringstitch,full-rack", "--no-plots"]
+    got = {}
+    for name, extra in {"serial": [], "dask": ["--backend", "dask", "--address", dask_address]}.items():
+        assert ringsim(common + extra + ["--out", str(tmp_path / name)]) == 0
+        got[name] = (tmp_path / name / "results.csv").read_text()
+    capsys.readouterr()
+    assert got["dask"] == got["serial"] and got["serial"].count("\n") > 1
