@@ -1,0 +1,78 @@
+"""Scale-out speed (issue 9): distinct states per second of Theorem 1's exploration with 1 and 2
+shards, locally (forked processes) and on a Dask LocalCluster, and the wall time of
+``verify --theorem 1 --max-nodes 7 --workers 2``.
+
+    python benchmarks/bench_parallel.py [--sizes 4,5] [--depth 10 --max-jobs 4 --max-w 4]
+                                        [--verify-limit 1200] [--no-verify]
+
+Each exploration is Theorem 1's (literal COMPASS, WCC trajectories, arrivals g ∈ 1..8, the three
+thm1 probes) at exactly one N (``min_nodes = max_nodes = N``). Printed per N and engine: distinct
+states, seconds, distinct/s and the speed-up of 2 shards over 1 shard of the same engine (and over
+the serial explorer, measured in the same run). Every partitioned run is checked to report the
+serial figures (distinct, generated, findings). The load average is printed: the machine is shared.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+from proofs_check.claims import CLAIMS, THEOREMS, compass_factory, exact_phi_star
+from proofs_check.explorer import Bounds, explore
+from proofs_check.parallel import Engine
+
+
+def run(n: int, bounds: Bounds, engine: Engine | None):
+    claims = [CLAIMS[i] for i in THEOREMS[1]]
+    b = Bounds(n, n, bounds.depth, bounds.max_jobs, bounds.max_w, bounds.max_states)
+    t0 = time.perf_counter()
+    exp = explore(compass_factory("literal"), claims[0].demands, b, [c.probe for c in claims], exact_phi_star,
+                  True, engine=engine)
+    wall = time.perf_counter() - t0
+    s = exp.sizes[-1]
+    found = {cid: None if o.finding is None else (o.finding.n_nodes, len(o.finding.events))
+             for cid, o in exp.outcomes.items()}
+    return (s.distinct, s.generated, s.complete, found), wall
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", default="4,5")
+    ap.add_argument("--depth", type=int, default=10)
+    ap.add_argument("--max-jobs", type=int, default=4)
+    ap.add_argument("--max-w", type=int, default=4)
+    ap.add_argument("--verify-limit", type=float, default=1200.0, help="--time-limit of the N ≤ 7 verify run")
+    ap.add_argument("--no-verify", action="store_true")
+    a = ap.parse_args()
+    bounds = Bounds(depth=a.depth, max_jobs=a.max_jobs, max_w=a.max_w)
+    print(f"bounds: depth {a.depth}, ≤ {a.max_jobs} jobs, w ≤ {a.max_w}; {os.cpu_count()} CPUs; "
+          f"load average at start {os.getloadavg()[0]:.2f} (shared machine)")
+    print(f"{'N':>2} {'engine':<14} {'distinct':>9} {'seconds':>8} {'distinct/s':>10} {'×1 shard':>8} {'×serial':>8}  same as serial")
+    for n in map(int, a.sizes.split(",")):
+        ref, t_serial = run(n, bounds, None)
+        print(f"{n:>2} {'serial':<14} {ref[0]:>9,} {t_serial:>8.1f} {ref[0] / t_serial:>10,.0f} {'':>8} {'':>8}  -",
+              flush=True)
+        for backend in ("local", "dask"):
+            one = None
+            for k in (1, 2):
+                with Engine(backend, k) as engine:
+                    got, wall = run(n, bounds, engine)
+                one = one or wall
+                print(f"{n:>2} {f'{backend} ×{k}':<14} {got[0]:>9,} {wall:>8.1f} {got[0] / wall:>10,.0f} "
+                      f"{one / wall:>8.2f} {t_serial / wall:>8.2f}  {got == ref}", flush=True)
+    if a.no_verify:
+        return
+    cmd = [sys.executable, "-m", "proofs_check.cli", "--theorem", "1", "--max-nodes", "7", "--workers", "2",
+           "--time-limit", str(a.verify_limit), "--quiet"]
+    print(f"\n$ verify --theorem 1 --max-nodes 7 --workers 2 --time-limit {a.verify_limit:g}", flush=True)
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    print("\n".join(line for line in proc.stdout.splitlines() if not line.startswith("    ")))  # no trace bodies
+    print(f"exit code {proc.returncode}, wall time {wall:.1f} s, load average now {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
