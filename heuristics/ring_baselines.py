@@ -21,11 +21,11 @@ from typing import Callable, ClassVar, Protocol, Sequence
 
 import numpy as np
 
-from heuristics.racks import (FragmentationPenalty, RackCluster, RackPlacement,
-                              fragmentation_cost)
-from heuristics.ring_order import EXACT_LIMIT, ring_order
-from heuristics.ringstitch import (GENERATOR_NAMES, RingStitch, as_residual,
-                                   local_best_fit, local_first_fit, stitch_candidates)
+from heuristics.racks import FragmentationPenalty, RackCluster, RackPlacement
+from heuristics.ring_order import EXACT_LIMIT
+from heuristics.ringstitch import (GENERATOR_NAMES, RingStitch, as_residual, fill_in_order,
+                                   local_best_fit, local_else_stitch, local_first_fit, placed,
+                                   stitch_candidates)
 
 
 class RackPolicy(Protocol):
@@ -59,16 +59,16 @@ class FullRackStitching:
     name: ClassVar[str] = "full-rack"
 
     def place(self, cluster: RackCluster, residual: Sequence[int], demand: int) -> RackPlacement | None:
-        res = as_residual(cluster, residual, demand)
-        table = self.penalty.table(cluster.capacity)
-        local = local_best_fit(res, demand, table)
-        if local is not None:
-            return local
-        free = np.flatnonzero(res == cluster.capacity)
-        if len(free) * cluster.capacity < demand:
-            return None
-        cands = stitch_candidates(cluster, res, demand, free, GENERATOR_NAMES, table, self.exact_limit)
-        return min(cands, key=lambda p: p.key)
+        # The shared aggregate-residual deferral never changes the answer here: the free racks
+        # hold no more than the aggregate residual.
+        def stitch(res: np.ndarray, table: Sequence[float]) -> RackPlacement | None:
+            free = np.flatnonzero(res == cluster.capacity)
+            if len(free) * cluster.capacity < demand:
+                return None
+            cands = stitch_candidates(cluster, res, demand, free, GENERATOR_NAMES, table, self.exact_limit)
+            return min(cands, key=lambda p: p.key)
+
+        return local_else_stitch(cluster, residual, demand, self.penalty, stitch)
 
 
 @dataclass(frozen=True)
@@ -78,23 +78,12 @@ class CapacityOnlyStitching:
     name: ClassVar[str] = "capacity-only"
 
     def place(self, cluster: RackCluster, residual: Sequence[int], demand: int) -> RackPlacement | None:
-        res = as_residual(cluster, residual, demand)
-        table = self.penalty.table(cluster.capacity)
-        local = local_best_fit(res, demand, table)
-        if local is not None:
-            return local
-        if int(res.sum()) < demand:
-            return None
-        alloc = []
-        need = demand
-        for r in np.flatnonzero(res > 0):
-            take = min(int(res[r]), need)
-            alloc.append((int(r), take))
-            need -= take
-            if need == 0:
-                break
-        ring, cost = ring_order([r for r, _ in alloc], cluster.dist, self.exact_limit)
-        return RackPlacement(tuple(alloc), ring, cost, fragmentation_cost(res, alloc, table), "id-order")
+        def stitch(res: np.ndarray, table: Sequence[float]) -> RackPlacement | None:
+            # never None: the aggregate residual reaches D here
+            alloc = fill_in_order(res, np.flatnonzero(res > 0), demand)
+            return placed(cluster, res, alloc, table, self.exact_limit, "id-order")
+
+        return local_else_stitch(cluster, residual, demand, self.penalty, stitch)
 
 
 @dataclass(frozen=True)
@@ -104,16 +93,11 @@ class NetworkUnawareBestFit:
     name: ClassVar[str] = "network-unaware-best-fit"
 
     def place(self, cluster: RackCluster, residual: Sequence[int], demand: int) -> RackPlacement | None:
-        res = as_residual(cluster, residual, demand)
-        table = self.penalty.table(cluster.capacity)
-        local = local_best_fit(res, demand, table)
-        if local is not None:
-            return local
-        if int(res.sum()) < demand:
-            return None
-        cands = stitch_candidates(cluster, res, demand, np.flatnonzero(res > 0), ("best-fit",),
-                                  table, self.exact_limit)
-        return cands[0]
+        def stitch(res: np.ndarray, table: Sequence[float]) -> RackPlacement | None:
+            return stitch_candidates(cluster, res, demand, np.flatnonzero(res > 0), ("best-fit",),
+                                     table, self.exact_limit)[0]
+
+        return local_else_stitch(cluster, residual, demand, self.penalty, stitch)
 
 
 RING_POLICIES: dict[str, Callable[..., RackPolicy]] = {

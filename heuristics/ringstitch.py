@@ -101,28 +101,40 @@ GENERATORS: dict[str, Generator] = {
 GENERATOR_NAMES = tuple(GENERATORS)
 
 
-def fragment_first(residual: np.ndarray, racks: Sequence[int], demand: int) -> tuple[tuple[int, int], ...]:
-    """Fill racks in increasing residual (ties: smaller id) until D is met (§IV-C). Racks that
-    receive no chip are not part of the allocation."""
+def fill_in_order(residual: np.ndarray, order: Sequence[int], demand: int
+                  ) -> tuple[tuple[int, int], ...] | None:
+    """Take chips from the racks in ``order`` until D is met; racks past that point receive no
+    chip and are not part of the allocation. None if the racks hold fewer than D chips."""
     alloc = []
     need = demand
-    for r in sorted(racks, key=lambda r: (residual[r], r)):
+    for r in order:
         if need == 0:
             break
         take = min(int(residual[r]), need)
         alloc.append((int(r), take))
         need -= take
-    if need:
+    return None if need else tuple(alloc)
+
+
+def fragment_first(residual: np.ndarray, racks: Sequence[int], demand: int) -> tuple[tuple[int, int], ...]:
+    """Fill racks in increasing residual (ties: smaller id) until D is met (§IV-C)."""
+    alloc = fill_in_order(residual, sorted(racks, key=lambda r: (residual[r], r)), demand)
+    if alloc is None:
         raise ValueError(f"racks {tuple(racks)} hold fewer than {demand} chips")
-    return tuple(alloc)
+    return alloc
+
+
+def placed(cluster: RackCluster, residual: np.ndarray, alloc: tuple[tuple[int, int], ...],
+           table: Sequence[float], exact_limit: int, source: str) -> RackPlacement:
+    """An allocation with the shared ring order over its racks and its two costs."""
+    ring, cost = ring_order([r for r, _ in alloc], cluster.dist, exact_limit)
+    return RackPlacement(alloc, ring, cost, fragmentation_cost(residual, alloc, table), source)
 
 
 def evaluate(cluster: RackCluster, residual: np.ndarray, demand: int, racks: Sequence[int],
              table: Sequence[float], exact_limit: int, source: str) -> RackPlacement:
     """Fragment-first allocation + shared ring order + costs of one candidate rack set."""
-    alloc = fragment_first(residual, racks, demand)
-    ring, cost = ring_order([r for r, _ in alloc], cluster.dist, exact_limit)
-    return RackPlacement(alloc, ring, cost, fragmentation_cost(residual, alloc, table), source)
+    return placed(cluster, residual, fragment_first(residual, racks, demand), table, exact_limit, source)
 
 
 def local_best_fit(residual: np.ndarray, demand: int, table: Sequence[float]) -> RackPlacement | None:
@@ -168,6 +180,24 @@ def as_residual(cluster: RackCluster, residual: Sequence[int], demand: int) -> n
     return arr
 
 
+Stitch = Callable[[np.ndarray, Sequence[float]], "RackPlacement | None"]
+
+
+def local_else_stitch(cluster: RackCluster, residual: Sequence[int], demand: int,
+                      penalty: FragmentationPenalty, stitch: Stitch) -> RackPlacement | None:
+    """Steps 1-2 of §IV-A, shared by RingStitch and the stitching baselines: the rack-local
+    best-fit if one rack holds D; defer if the aggregate residual is < D; otherwise
+    ``stitch(residuals, penalty table)`` (the policy's own multi-rack rule)."""
+    res = as_residual(cluster, residual, demand)
+    table = penalty.table(cluster.capacity)
+    local = local_best_fit(res, demand, table)
+    if local is not None:
+        return local
+    if int(res.sum()) < demand:
+        return None
+    return stitch(res, table)
+
+
 @dataclass(frozen=True)
 class RingStitch:
     """The paper's scheduler; ``place`` is a pure function of the residuals."""
@@ -188,12 +218,8 @@ class RingStitch:
                                  self.penalty.table(cluster.capacity), self.exact_limit)
 
     def place(self, cluster: RackCluster, residual: Sequence[int], demand: int) -> RackPlacement | None:
-        res = as_residual(cluster, residual, demand)
-        table = self.penalty.table(cluster.capacity)
-        local = local_best_fit(res, demand, table)
-        if local is not None:
-            return local
-        if int(res.sum()) < demand:
-            return None
-        cands = self.candidates(cluster, res, demand)
-        return min(cands, key=lambda p: p.key) if cands else None
+        def stitch(res: np.ndarray, table: Sequence[float]) -> RackPlacement | None:
+            cands = self.candidates(cluster, res, demand)
+            return min(cands, key=lambda p: p.key) if cands else None
+
+        return local_else_stitch(cluster, residual, demand, self.penalty, stitch)
