@@ -60,6 +60,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal, NamedTuple, Sequence
 
+from oracle import highs
 from oracle.patterns import Pattern, fill_patterns, from_sizes, load
 from oracle.phi_star import phi_star
 
@@ -412,34 +413,24 @@ def solve_cpsat(m: RepackModel, time_limit: float) -> RawSolution:
 
 def solve_milp(m: RepackModel, time_limit: float) -> RawSolution:
     """One weighted objective W·migrations + GPUs moved (lexicographic, see RepackModel.weight)."""
-    import highspy
     import pulp
-
-    from oracle.phi_star import _c_stdout_silenced  # HiGHS prints a banner on the C stdout
 
     t0 = time.perf_counter()
     prob = pulp.LpProblem("min_migration", pulp.LpMinimize)
     x = [pulp.LpVariable(f"z{i}", 0, len(m.classes[c][1]), cat="Integer") for i, (c, _) in enumerate(m.columns)]
     prob += pulp.lpSum(c * v for c, v in zip(m.costs(), x) if c)
     _rows(m, x, prob.addConstraint, lambda vs, cs: pulp.lpSum(c * v for c, v in zip(cs, vs)))
-    # Integral objective: an absolute gap below 1 proves optimality (no relative gap).
-    with _c_stdout_silenced():
-        prob.solve(pulp.HiGHS(msg=False, timeLimit=float(time_limit), threads=1, gapRel=0.0, gapAbs=0.999))
-    wall = time.perf_counter() - t0
-    hm = prob.solverModel
-    info = hm.getInfo()
-    st = hm.getModelStatus()
-    name, version = "highs (pulp)", f"HiGHS {hm.version()} / PuLP {pulp.__version__}"
-    S = highspy.HighsModelStatus
-    if st in (S.kInfeasible, S.kUnboundedOrInfeasible):  # objective ≥ 0: never unbounded
+    r = highs.solve(prob, time_limit, t0)
+    name, version, wall = r.solver, r.solver_version, r.wall_time
+    if r.proven == "infeasible":
         return RawSolution("infeasible", None, None, False, name, version, wall)
-    if info.primal_solution_status != 2:  # no feasible incumbent
+    if not r.has_incumbent:
         return RawSolution("unknown", None, None, False, name, version, wall)
     values = tuple(int(round(v.varValue)) for v in x)
-    if st == S.kOptimal:
+    if r.proven == "optimal":
         return RawSolution("optimal", values, None, True, name, version, wall)
     # Any solution costs W·migrations + GPUs with GPUs < W, so ⌊bound / W⌋ bounds migrations.
-    bound = max(0, math.ceil(info.mip_dual_bound - 1e-6)) // m.weight
+    bound = max(0, math.ceil(r.dual_bound - 1e-6)) // m.weight
     return RawSolution("feasible", values, bound, False, name, version, wall)
 
 

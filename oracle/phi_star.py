@@ -34,14 +34,12 @@ incumbent and the proven bound, when the solver has them), never a value passed 
 from __future__ import annotations
 
 import math
-import os
-import sys
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Iterator, Literal
+from typing import Literal
 
+from oracle import highs
 from oracle.certificate import Certificate
 from oracle.patterns import Pattern, bin_patterns, fill_patterns, load, sizes
 
@@ -218,57 +216,9 @@ def solve_cpsat(m: PackingModel, time_limit: float = DEFAULT_TIME_LIMIT) -> Solu
     raise RuntimeError(f"CP-SAT returned {solver.status_name(st)} on the pattern model")
 
 
-@contextmanager
-def _c_stdout_silenced() -> Iterator[None]:
-    """HiGHS prints its banner on the C-level stdout once per process, which would corrupt a
-    CLI's JSON output; point fd 1 at /dev/null while it runs."""
-    try:
-        sys.stdout.flush()
-        saved = os.dup(1)
-    except (OSError, ValueError):
-        yield
-        return
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 1)
-    try:
-        yield
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
-        os.close(devnull)
-
-
-@lru_cache(maxsize=None)
-def _highs_with_start():
-    """PuLP's HiGHS interface plus a MIP start (PuLP's HiGHS class takes none). The greedy start
-    cut the median HiGHS solve at N = 16384 from ~80 ms to ~7 ms in our measurements."""
-    import highspy
-    import pulp
-
-    class HighsWithStart(pulp.HiGHS):
-        def __init__(self, start: dict[str, int], **kw):
-            super().__init__(**kw)
-            self.start = start
-
-        def callSolver(self, lp):
-            if self.start:
-                values = [0.0] * lp.solverModel.getNumCol()
-                for var in lp.variables():
-                    values[var.index] = float(self.start.get(var.name, 0))
-                sol = highspy.HighsSolution()
-                sol.col_value = values
-                sol.value_valid = True
-                lp.solverModel.setSolution(sol)
-            super().callSolver(lp)
-
-    return HighsWithStart
-
-
 def solve_milp(m: PackingModel, time_limit: float = DEFAULT_TIME_LIMIT) -> Solution:
-    import highspy
     import pulp
 
-    _HighsWithStart = _highs_with_start()
     t0 = time.perf_counter()
     cols = model_columns(m)
     prob = pulp.LpProblem("pattern_ilp", pulp.LpMinimize)
@@ -278,32 +228,20 @@ def solve_milp(m: PackingModel, time_limit: float = DEFAULT_TIME_LIMIT) -> Solut
     prob += pulp.lpSum(c.cost * v for c, v in zip(cols, x))
     _add_rows(m, cols, x, prob.addConstraint)
     start = greedy_pattern_counts(m.counts, m.capacity) if not m.preloaded else {}
-    # The objective is integral: an absolute gap below 1 proves optimality, and the default
-    # relative gap (1e-4) would accept a non-optimal answer once the objective is in the 10⁴s.
-    backend = _HighsWithStart({v.name: start.get(c.addon, 0) for c, v in zip(cols, x) if c.cls == -1},
-                              msg=False, timeLimit=float(time_limit), threads=1, gapRel=0.0, gapAbs=0.999)
-    with _c_stdout_silenced():
-        prob.solve(backend)
-    wall = time.perf_counter() - t0
-    hm = prob.solverModel
-    info = hm.getInfo()
-    st = hm.getModelStatus()
-    name, version = "highs (pulp)", f"HiGHS {hm.version()} / PuLP {pulp.__version__}"
-    S = highspy.HighsModelStatus
-    has_incumbent = info.primal_solution_status == 2  # kSolutionStatusFeasible
-    vals = tuple((c, int(round(v.varValue))) for c, v in zip(cols, x)) if has_incumbent else ()
-    if st == S.kOptimal:
+    r = highs.solve(prob, time_limit, t0, {v.name: start.get(c.addon, 0) for c, v in zip(cols, x) if c.cls == -1})
+    name, version, wall = r.solver, r.solver_version, r.wall_time
+    vals = tuple((c, int(round(v.varValue))) for c, v in zip(cols, x)) if r.has_incumbent else ()
+    if r.proven == "optimal":
         # Report the objective of the rounded integer solution, and only if it is what HiGHS
         # reported up to its tolerance; otherwise the float answer cannot be trusted.
         obj = sum(c.cost * v for c, v in vals)
-        if abs(obj - info.objective_function_value) < 1e-3:
+        if abs(obj - r.objective) < 1e-3:
             return Solution("optimal", obj, obj, vals, name, version, wall)
-        return Solution("unknown", None, _int_or_none(info.mip_dual_bound, "up"), (), name, version, wall)
-    # The objective is bounded below by 0, so "unbounded or infeasible" can only be infeasible.
-    if st in (S.kInfeasible, S.kUnboundedOrInfeasible):
+        return Solution("unknown", None, _int_or_none(r.dual_bound, "up"), (), name, version, wall)
+    if r.proven == "infeasible":
         return Solution("infeasible", None, None, (), name, version, wall)
-    obj = _int_or_none(info.objective_function_value, "nearest") if has_incumbent else None
-    return Solution("unknown", obj, _int_or_none(info.mip_dual_bound, "up"), vals, name, version, wall)
+    obj = _int_or_none(r.objective, "nearest") if r.has_incumbent else None
+    return Solution("unknown", obj, _int_or_none(r.dual_bound, "up"), vals, name, version, wall)
 
 
 def _add_rows(m: PackingModel, cols: tuple[Column, ...], x: list, add) -> None:
