@@ -3,6 +3,7 @@ alterations, and one-line errors naming file, line and field for malformed rows.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -24,7 +25,10 @@ def shapes(trace) -> list[tuple[float, float, int, int]]:
     return [(j.submit, j.duration, j.g, j.w) for j in trace.jobs]
 
 
-def assert_error(exc: pytest.ExceptionInfo, path: Path, line: int, field: str) -> None:
+def assert_rejects(load: Callable[[Path], object], path: Path, line: int, field: str) -> None:
+    """``load(path)`` fails with a one-line TraceError naming ``path``, ``line`` and ``field``."""
+    with pytest.raises(TraceError) as exc:
+        load(path)
     msg = str(exc.value)
     assert "\n" not in msg
     assert msg.startswith(f"{path}:{line}: field '{field}':"), msg
@@ -93,16 +97,12 @@ def test_venus_shape_rule(gpu, node, expected):
 ])
 def test_venus_malformed_rows_name_line_and_field(tmp_path, row, line, field):
     p = write(tmp_path, "cluster_log.csv", [VENUS_HEADER, VENUS_ROWS[1], row])
-    with pytest.raises(TraceError) as exc:
-        load_venus(p)
-    assert_error(exc, p, line, field)
+    assert_rejects(load_venus, p, line, field)
 
 
 def test_venus_wrong_header(tmp_path):
     p = write(tmp_path, "cluster_log.csv", [VENUS_HEADER.replace("gpu_num", "gpus"), *VENUS_ROWS[:2]])
-    with pytest.raises(TraceError) as exc:
-        load_venus(p)
-    assert_error(exc, p, 1, "gpu_num")
+    assert_rejects(load_venus, p, 1, "gpu_num")
 
 
 # -------------------------------------------------------------------------------------------- GFS
@@ -148,9 +148,7 @@ def test_gfs_times_relative_to_first_kept_submit(tmp_path):
 ])
 def test_gfs_malformed_rows(tmp_path, row, field):
     p = write(tmp_path, "job_info_df.csv", [GFS_HEADER, *GFS_ROWS[:3], row])
-    with pytest.raises(TraceError) as exc:
-        load_gfs(p)
-    assert_error(exc, p, 5, field)
+    assert_rejects(load_gfs, p, 5, field)
 
 
 # ------------------------------------------------------------------------------------ PAI 2020
@@ -195,9 +193,7 @@ def test_pai2020_groups_tasks_into_jobs(tmp_path, with_header):
 ])
 def test_pai2020_malformed_rows(tmp_path, row, field):
     p = write(tmp_path, "pai_task_table.csv", PAI_ROWS[:3] + [row])
-    with pytest.raises(TraceError) as exc:
-        load_pai2020(p)
-    assert_error(exc, p, 4, field)
+    assert_rejects(load_pai2020, p, 4, field)
 
 
 # ----------------------------------------------------------------------------------- openb 2023
@@ -232,9 +228,7 @@ def test_openb_pods(tmp_path):
 ])
 def test_openb_malformed_rows(tmp_path, row, field):
     p = write(tmp_path, "openb.csv", [OPENB_HEADER, OPENB_ROWS[0], row])
-    with pytest.raises(TraceError) as exc:
-        load_openb(p)
-    assert_error(exc, p, 3, field)
+    assert_rejects(load_openb, p, 3, field)
 
 
 # ---------------------------------------------------------------------------------- simple CSV
@@ -251,22 +245,16 @@ def test_simple_csv_round_trip_and_rebase(tmp_path):
 ])
 def test_simple_csv_rejects_out_of_model_rows(tmp_path, row, field):
     p = write(tmp_path, "s.csv", ["job_id,submit,duration,g,w", "0,0,10,1,1", row])
-    with pytest.raises(TraceError) as exc:
-        load_simple_csv(p)
-    assert_error(exc, p, 3, field)
+    assert_rejects(load_simple_csv, p, 3, field)
 
 
 # --------------------------------------------------------------------------------------- common
 @pytest.mark.parametrize("fmt", sorted(FORMATS))
 def test_missing_and_empty_files(tmp_path, fmt):
     missing = tmp_path / "nope.csv"
-    with pytest.raises(TraceError) as exc:
-        load_trace(missing, fmt)
-    assert_error(exc, missing, 0, "file")
+    assert_rejects(lambda q: load_trace(q, fmt), missing, 0, "file")
     empty = write(tmp_path, "empty.csv", [""])
-    with pytest.raises(TraceError) as exc:
-        load_trace(empty, fmt)
-    assert_error(exc, empty, 1, "header")
+    assert_rejects(lambda q: load_trace(q, fmt), empty, 1, "header")
 
 
 def test_header_only_gives_empty_trace(tmp_path):
@@ -294,9 +282,7 @@ def test_summary_lists_every_reason(tmp_path):
 
 def test_pai2020_wrong_header(tmp_path):
     p = write(tmp_path, "pai_task_table.csv", [PAI_HEADER.replace("plan_gpu", "gpus"), *PAI_ROWS[:2]])
-    with pytest.raises(TraceError) as exc:
-        load_pai2020(p)
-    assert_error(exc, p, 1, "plan_gpu")
+    assert_rejects(load_pai2020, p, 1, "plan_gpu")
 
 
 def test_pai2020_fractional_task_counts_before_big_task(tmp_path):
@@ -320,13 +306,9 @@ def test_bom_crlf_and_blank_lines_are_tolerated(tmp_path):
 def test_undecodable_line_is_named(tmp_path):
     p = tmp_path / "job_info_df.csv"
     p.write_bytes(("\n".join([GFS_HEADER, GFS_ROWS[0], GFS_ROWS[1]]) + "\n").encode() + b"3,1,A\xff10,4,1,1,0,1,HP\n")
-    with pytest.raises(TraceError) as exc:
-        load_gfs(p)
-    assert_error(exc, p, 4, "row")
+    assert_rejects(load_gfs, p, 4, "row")
 
 
 def test_error_names_the_line_a_quoted_record_starts_on(tmp_path):
     p = write(tmp_path, "job_info_df.csv", [GFS_HEADER, GFS_ROWS[0], "", '2,1,"A10', 'x",4,1,1,0,zz,HP'])
-    with pytest.raises(TraceError) as exc:
-        load_gfs(p)
-    assert_error(exc, p, 4, "duration")
+    assert_rejects(load_gfs, p, 4, "duration")
