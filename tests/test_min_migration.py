@@ -60,6 +60,17 @@ def check_certificate(cert, current, new_items=()):
     assert cert.empty_after == sum(1 for node in cert.placement if not node)
 
 
+def check_matches_bruteforce(cert, brute, current, new_items=()):
+    """``cert`` is infeasible exactly when the brute force (``brute``: (migrations, GPUs moved)
+    or None) finds no packing; otherwise it is optimal, a valid certificate and equal to it."""
+    if brute is None:
+        assert cert.status == "infeasible"
+        return
+    assert cert.status == "optimal"
+    check_certificate(cert, current, new_items)
+    assert (cert.migrations, cert.gpus_moved) == brute
+
+
 @settings(max_examples=60, deadline=None)
 @given(placements())
 def test_repack_to_phi_star_matches_bruteforce(current):
@@ -78,28 +89,20 @@ def test_repack_to_phi_star_matches_bruteforce(current):
 @given(placements(), st.integers(0, 3))
 def test_repack_to_given_target_matches_bruteforce(current, target):
     cert = min_migration_repack(current, G, target_partial=target)
-    brute = repack_bruteforce(current, G, target_partial=target)
-    if brute is None:
-        assert cert.status == "infeasible"
-    else:
-        assert cert.status == "optimal"
-        check_certificate(cert, current)
+    check_matches_bruteforce(cert, repack_bruteforce(current, G, target_partial=target), current)
+    if cert.status == "optimal":
         assert cert.partial_after <= target
-        assert (cert.migrations, cert.gpus_moved) == brute
 
 
 @settings(max_examples=60, deadline=None)
 @given(placements(max_items=5), st.integers(1, G), st.integers(1, 2))
 def test_admit_matches_bruteforce(current, g, w):
     cert = min_migrations_to_admit(current, G, g, w, job_id=99)
-    brute = admit_bruteforce(current, G, g, w)
-    if brute is None:
-        assert cert.status == "infeasible" and cert.placement is None
-        return
-    assert cert.status == "optimal"
-    check_certificate(cert, current, [(99, g)] * w)
-    assert (cert.migrations, cert.gpus_moved) == brute
-    assert sorted(a.g for a in cert.admitted) == [g] * w
+    check_matches_bruteforce(cert, admit_bruteforce(current, G, g, w), current, [(99, g)] * w)
+    if cert.status == "infeasible":
+        assert cert.placement is None
+    else:
+        assert sorted(a.g for a in cert.admitted) == [g] * w
 
 
 @settings(max_examples=25, deadline=None)
@@ -107,13 +110,7 @@ def test_admit_matches_bruteforce(current, g, w):
 def test_repack_with_a_new_job_matches_bruteforce(current, g):
     new = [(99, g)]
     cert = min_migration_repack(current, G, new_items=new)
-    brute = repack_bruteforce(current, G, new_items=new)
-    if brute is None:
-        assert cert.status == "infeasible"
-    else:
-        assert cert.status == "optimal"
-        check_certificate(cert, current, new)
-        assert (cert.migrations, cert.gpus_moved) == brute
+    check_matches_bruteforce(cert, repack_bruteforce(current, G, new_items=new), current, new)
 
 
 def random_fragmented(n_nodes: int, seed: int) -> list[list[tuple[int, int]]]:
