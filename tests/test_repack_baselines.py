@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from heuristics.cluster import Instance, Job, Placement, partial_nodes, placement_violations
 from heuristics.policy import make_policy
 from oracle.phi_star import phi_star_bruteforce
-from test_sifopt import check_event  # tests/ is on sys.path (pytest prepend import mode)
+from test_sifopt import apply_event, check_event  # tests/ is on sys.path (pytest prepend import mode)
 
 G = 8
 
@@ -29,20 +29,12 @@ def run_timed(policy, evs) -> int:
         assert res.ok
         check_event(before, policy.placement(), res, None, None)
         moved += len(res.migrations)
-        before = policy.placement()
+        step = apply_event(policy, ev, next_id)
         if ev[0] == "arrive":
-            job = Job(next_id, ev[1], ev[2])
             next_id += 1
-            res = policy.arrive(job)
-            check_event(before, policy.placement(), res, job, None)
-        else:
-            running = sorted(policy.running())
-            if not running:
-                continue
-            jid = running[ev[1] % len(running)]
-            res = policy.depart(jid)
-            assert res.ok
-            check_event(before, policy.placement(), res, None, jid)
+        if step is None:
+            continue
+        res = step[1]
         assert res.migrations == ()  # within a round both place by best-fit, never migrate
         assert placement_violations(policy.placement(), policy.running().values()) == []
     return moved

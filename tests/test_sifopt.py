@@ -53,30 +53,45 @@ def phi_star_of(p: Placement) -> int | None:
     return phi_star_bruteforce(p.counts(), p.n_nodes, p.capacity).objective
 
 
+def apply_event(policy, ev, job_id: int):
+    """Apply ``ev`` — ("arrive", g, w) as job ``job_id``, or ("depart", k): the k-th running job
+    (modulo their number) — and check the transition with :func:`check_event`; a departure must
+    succeed. Returns (placement before, result, departed job id or None), or None for a
+    departure while nothing runs."""
+    before = policy.placement()
+    if ev[0] == "arrive":
+        job = Job(job_id, ev[1], ev[2])
+        res = policy.arrive(job)
+        check_event(before, policy.placement(), res, job, None)
+        return before, res, None
+    running = sorted(policy.running())
+    if not running:
+        return None
+    jid = running[ev[1] % len(running)]
+    res = policy.depart(jid)
+    assert res.ok
+    check_event(before, policy.placement(), res, None, jid)
+    return before, res, jid
+
+
 def replay(policy, evs, tiny_check=None):
     """Run ``evs`` on ``policy`` checking validity and Φπ = Φ★ after each event."""
     next_id = 0
     for ev in evs:
-        before = policy.placement()
         if ev[0] == "arrive":
-            job = Job(next_id, ev[1], ev[2])
+            now = policy.placement()
+            total = list(now.counts())
+            total[ev[1] - 1] += ev[2]
+            fits_somewhere = phi_star_bruteforce(tuple(total), now.n_nodes, G).status != "infeasible"
+        step = apply_event(policy, ev, next_id)
+        if step is None:
+            continue
+        before, res, departed = step
+        if ev[0] == "arrive":
             next_id += 1
-            total = list(before.counts())
-            total[job.g - 1] += job.w
-            fits_somewhere = phi_star_bruteforce(tuple(total), before.n_nodes, G).status != "infeasible"
-            res = policy.arrive(job)
             assert res.ok == fits_somewhere  # SIFOpt refuses only what no packing holds
-            check_event(before, policy.placement(), res, job, None)
-        else:
-            running = sorted(policy.running())
-            if not running:
-                continue
-            jid = running[ev[1] % len(running)]
-            res = policy.depart(jid)
-            assert res.ok
-            check_event(before, policy.placement(), res, None, jid)
-            if tiny_check is not None:
-                tiny_check(before, jid, res)
+        elif tiny_check is not None:
+            tiny_check(before, departed, res)
         after = policy.placement()
         assert placement_violations(after, policy.running().values()) == []
         assert partial_nodes(after) == phi_star_of(after)
