@@ -67,7 +67,6 @@ from proofs_check.explorer import (
     ProbeOutcome,
     SizeStats,
     _check,
-    _report_progress,
     applies,
     successors,
 )
@@ -101,16 +100,24 @@ class SearchSpec:
 
 
 class Tally:
-    """Per probe, the minimum-rank finding, premise and solver limit seen (ranks of one level)."""
+    """Per probe, the minimum-rank finding, premise met and solver limit (ranks of one level).
+
+    Each table maps a claim id to (rank, payload): a finding's payload is (numbers, operator
+    failure reason or ""), an unknown's its message, a premise's None.
+    """
 
     def __init__(self) -> None:
-        self.finding: dict[str, tuple[Rank, dict[str, Any], str]] = {}
-        self.premise: dict[str, Rank] = {}
+        self.finding: dict[str, tuple[Rank, tuple[dict[str, Any], str]]] = {}
+        self.premise: dict[str, tuple[Rank, None]] = {}
         self.unknown: dict[str, tuple[Rank, str]] = {}
 
+    @staticmethod
+    def _lower(table: dict, cid: str, rank: Rank, payload: Any) -> None:
+        if cid not in table or rank < table[cid][0]:
+            table[cid] = (rank, payload)
+
     def found(self, cid: str, rank: Rank, numbers: dict[str, Any], failure: str = "") -> None:
-        if cid not in self.finding or rank < self.finding[cid][0]:
-            self.finding[cid] = (rank, numbers, failure)
+        self._lower(self.finding, cid, rank, (numbers, failure))
 
     def evaluate(self, probes: Iterable[Probe], facts: Facts, ev: Event | None, new: bool, rank: Rank) -> None:
         """The serial ``explorer._check`` with the probe results kept by rank instead of in order."""
@@ -118,33 +125,27 @@ class Tally:
             if not applies(p, ev, new):
                 continue
             cid = p.claim_id
-            if p.premise is not None and (cid not in self.premise or rank < self.premise[cid]) and p.premise(facts):
-                self.premise[cid] = rank
+            if p.premise is not None and (cid not in self.premise or rank < self.premise[cid][0]) and p.premise(facts):
+                self.premise[cid] = (rank, None)
             try:
                 numbers = p.test(facts)
             except PhiUnknown as e:
-                if cid not in self.unknown or rank < self.unknown[cid][0]:
-                    self.unknown[cid] = (rank, str(e))
+                self._lower(self.unknown, cid, rank, str(e))
                 continue
             if numbers is not None:
                 self.found(cid, rank, numbers)
 
     def merge(self, other: "Tally") -> None:
-        for cid, (rank, numbers, failure) in other.finding.items():
-            self.found(cid, rank, numbers, failure)
-        for cid, rank in other.premise.items():
-            if cid not in self.premise or rank < self.premise[cid]:
-                self.premise[cid] = rank
-        for cid, (rank, msg) in other.unknown.items():
-            if cid not in self.unknown or rank < self.unknown[cid][0]:
-                self.unknown[cid] = (rank, msg)
+        for mine, theirs in ((self.finding, other.finding), (self.premise, other.premise),
+                             (self.unknown, other.unknown)):
+            for cid, (rank, payload) in theirs.items():
+                self._lower(mine, cid, rank, payload)
 
     def upto(self, limit: Rank) -> "Tally":
         """Only what transitions from parents ranked ≤ ``limit`` produced (a budget cut)."""
         out = Tally()
-        out.finding = {c: v for c, v in self.finding.items() if v[0][:-1] <= limit}
-        out.premise = {c: r for c, r in self.premise.items() if r[:-1] <= limit}
-        out.unknown = {c: v for c, v in self.unknown.items() if v[0][:-1] <= limit}
+        out.finding, out.premise, out.unknown = ({c: v for c, v in table.items() if v[0][:-1] <= limit}
+                                                 for table in (self.finding, self.premise, self.unknown))
         return out
 
 
@@ -448,12 +449,12 @@ def explore_size(engine: Engine, factory, n, demands, bounds, probes, outcomes, 
                 limit, figures = cut
                 _add(stats, figures)
                 stats.distinct += figures["new"]
-                _apply(tally.upto(limit), probes, outcomes, factory, n, root, spec)
+                _apply(tally.upto(limit), probes, outcomes, spec, root)
                 _stop(stats, f"max-states {bounds.max_states}", figures["after"] + figures["new"])
                 break
             _add(stats, {c: sum(r[c] for r in reports) for c in ("generated", "refused", "operator_failures", "pruned_wcc")})
             stats.distinct += new
-            _apply(tally, probes, outcomes, factory, n, root, spec)
+            _apply(tally, probes, outcomes, spec, root)
             if any(r["timed_out"] for r in reports):
                 _stop(stats, "time limit", sum(r["unexpanded"] for r in reports) + new)
                 break
@@ -462,7 +463,9 @@ def explore_size(engine: Engine, factory, n, demands, bounds, probes, outcomes, 
                 stats.depth_reached = depth
             frontier = new
             if progress is not None:
-                _report_progress(progress, label, stats, depth, 0, new, time.perf_counter() - t0)
+                elapsed = time.perf_counter() - t0
+                progress(f"[{label} N={n}] level {depth}: {stats.distinct:,} distinct, {stats.generated:,} generated, "
+                         f"{new:,} new, {stats.distinct / elapsed:,.0f} distinct/s")
             if all(outcomes[p.claim_id].finding is not None for p in probes):
                 stats.stop_reason = "every probe decided"
                 stats.queue_left = frontier
@@ -499,7 +502,8 @@ def _budget_cut(pool, k: int, left: int) -> tuple[Rank, dict] | None:
     return (limit, figures) if figures["after"] else None
 
 
-def _apply(tally: Tally, probes: list[Probe], outcomes: dict[str, ProbeOutcome], factory, n, root, spec) -> None:
+def _apply(tally: Tally, probes: list[Probe], outcomes: dict[str, ProbeOutcome], spec: SearchSpec,
+           root: Hashable) -> None:
     """Merge one level's results into the outcomes as the serial search would have left them."""
     for p in probes:
         out = outcomes[p.claim_id]
@@ -508,13 +512,13 @@ def _apply(tally: Tally, probes: list[Probe], outcomes: dict[str, ProbeOutcome],
         found = tally.finding.get(p.claim_id)
         bound = found[0] if found else None
         premise = tally.premise.get(p.claim_id)
-        if premise is not None and (bound is None or premise <= bound):
+        if premise is not None and (bound is None or premise[0] <= bound):
             out.premise_met = True
         unknown = tally.unknown.get(p.claim_id)
         if unknown is not None and not out.unknown and (bound is None or unknown[0] < bound):
             out.unknown = unknown[1]
         if found is not None:
-            out.finding = replay_rank(spec, root, *found)
+            out.finding = replay_rank(spec, root, found[0], *found[1])
 
 
 def replay_rank(spec: SearchSpec, root: Hashable, rank: Rank, numbers: dict, failure: str) -> Finding:

@@ -10,12 +10,13 @@ from __future__ import annotations
 import csv
 import json
 import sys
+import time
 from dataclasses import asdict
 
 import pytest
 
 from proofs_check.claims import CLAIMS, compass_factory, exact_phi_star
-from proofs_check.explorer import Bounds, explore
+from proofs_check.explorer import Bounds, PhiUnknown, explore
 from proofs_check.parallel import Engine, owner
 from proofs_check.simulate_cli import main as simulate  # imported once here: its progress bar binds sys.stderr
 
@@ -49,6 +50,24 @@ def test_local_partitioned_search_equals_serial(ids, bounds):
     parallel = _explore(ids, bounds, workers=2)
     assert _figures(parallel) == _figures(serial)
     assert not serial.complete or sum(s.distinct for s in serial.sizes) > 100
+
+
+def _phi_star_with_limits(counts, n):
+    """Exact Φ★, except a pretended solver limit on every third total demand (PhiUnknown)."""
+    if sum(g * k for g, k in enumerate(counts, 1)) % 3 == 0:
+        raise PhiUnknown(f"pretended limit at {counts}, N={n}")
+    return exact_phi_star(counts, n)
+
+
+def test_solver_limits_and_time_limit_are_reported_as_serial():
+    c = CLAIMS["thm1.sif"]
+    runs = [explore(compass_factory("literal"), c.demands, SMALL, [c.probe], _phi_star_with_limits, True,
+                    workers=w) for w in (1, 2)]
+    assert runs[0].outcomes[c.id].unknown.startswith("pretended limit")
+    assert _figures(runs[1]) == _figures(runs[0])
+    past = [explore(compass_factory("literal"), c.demands, SMALL, [c.probe], exact_phi_star, True,
+                    deadline=time.perf_counter() - 1, workers=w) for w in (1, 2)]
+    assert past[0].sizes[-1].stop_reason == "time limit" and _figures(past[1]) == _figures(past[0])
 
 
 def test_budget_cut_is_inside_a_level_and_reported_as_serial():
