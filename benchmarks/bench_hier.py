@@ -3,7 +3,7 @@
 Usage: python benchmarks/bench_hier.py [--racks 8,32,128,512] [--events 2000] [--panels 9]
 
 For each cluster size the cluster is filled to the target load and then a steady stream alternates
-departures of a random running job and arrivals, as benchmarks/bench_compass.py does. Two mixes:
+departures of a random running job and arrivals (benchmarks/steady_load.py). Two mixes:
 
 * ``gfs``  — the GFS-like mix of bench_compass (g ≤ 8), run on the hierarchical scheduler AND on
   the flat COMPASS with one node per panel, in the same run: the ratio hier/flat is the cost of
@@ -18,73 +18,15 @@ smallest size measured in the run.
 from __future__ import annotations
 
 import argparse
-import random
-import statistics
-import time
-from typing import Callable
 
-from heuristics.cluster import Job
 from heuristics.compass import Compass
 from heuristics.hier_compass import HierCompass
-
-GFS = [((1, 1), 60.0), ((1, 2), 4.0), ((2, 1), 4.9), ((4, 1), 3.9), ((8, 1), 10.0),
-       ((8, 2), 2.0), ((8, 4), 1.1), ((3, 1), 0.04), ((5, 1), 0.02), ((6, 1), 0.01), ((7, 1), 0.01)]
+from steady_load import GFS_MIX, Mix, steady_load  # benchmarks/ is on sys.path when run as a script
 
 
-def nvl_mix(k: int) -> list[tuple[tuple[int, int], float]]:
+def nvl_mix(k: int) -> Mix:
     multi = [((16, 1), 2.0), ((32, 1), 1.5), ((64, 1), 1.0), ((8 * k, 1), 0.5)]
-    return GFS + [m for m in multi if m[0][0] <= 8 * k]
-
-
-def measure(policy, mix, n_gpus: int, events: int, load: float, seed: int) -> tuple[float, float, int]:
-    """(mean s per arrival, mean s per departure, events that changed a domain's owner) at steady load."""
-    rng = random.Random(seed)
-    shapes, weights = zip(*mix)
-    target = load * n_gpus
-    used, next_id, owner_changes = 0, 0, 0
-    running: list[Job] = []
-    owners = _owners(policy)
-
-    def timed(f: Callable[[], bool]) -> float:
-        nonlocal owner_changes, owners
-        t0 = time.perf_counter()
-        f()
-        dt = time.perf_counter() - t0
-        now = _owners(policy)
-        owner_changes += now != owners
-        owners = now
-        return dt
-
-    def arrive() -> bool:
-        nonlocal used, next_id
-        g, w = rng.choices(shapes, weights)[0]
-        job = Job(next_id, g, w)
-        next_id += 1
-        if policy.arrive(job).ok:
-            running.append(job)
-            used += g * w
-        return True
-
-    def depart() -> bool:
-        nonlocal used
-        job = running.pop(rng.randrange(len(running)))
-        policy.depart(job.id)
-        used -= job.g * job.w
-        return True
-
-    while used < target:
-        before = used
-        arrive()
-        if used == before and not rng.random() < 0.9:  # a refused job: avoid spinning on a full cluster
-            break
-    t_arr: list[float] = []
-    t_dep: list[float] = []
-    for _ in range(events):
-        if used >= target and running:
-            t_dep.append(timed(depart))
-        else:
-            t_arr.append(timed(arrive))
-    return statistics.fmean(t_arr), statistics.fmean(t_dep), owner_changes
+    return GFS_MIX + [m for m in multi if m[0][0] <= 8 * k]
 
 
 def _owners(policy) -> tuple:
@@ -106,11 +48,11 @@ def main() -> None:
     base: dict[tuple[str, str], tuple[float, float]] = {}
     for d in (int(x) for x in a.racks.split(",")):
         n = d * k
-        runs = [("gfs", "hier", HierCompass(d, k), GFS), ("gfs", "flat", Compass(n), GFS),
+        runs = [("gfs", "hier", HierCompass(d, k), GFS_MIX), ("gfs", "flat", Compass(n), GFS_MIX),
                 ("nvl", "hier", HierCompass(d, k), nvl_mix(k))]
         figures = {}
         for mix, name, pol, shapes in runs:
-            arr, dep, rb = measure(pol, shapes, 8 * n, a.events, a.load, a.seed)
+            arr, dep, rb = steady_load(pol, shapes, 8 * n, a.events, a.load, a.seed, _owners)
             b = base.setdefault((mix, name), (arr, dep))
             figures[(mix, name)] = (arr, dep)
             print(f"{d:>6} {n:>7} {mix:>4} {name:>6} {arr * 1e6:>11.1f} {arr / b[0]:>6.2f} "

@@ -14,7 +14,7 @@ placement it runs
   its gap to the exact answer (extra migrations), measured only where the exact solve is proven;
 * ``oracle.min_migration.min_migrations_to_admit`` for an 8x2 job (the ``admit`` question).
 
-Mixes: ``gfs`` draws (g, w) with the GFS-like shares of benchmarks/bench_compass.py (mostly 1- and
+Mixes: ``gfs`` draws (g, w) with the GFS-like shares of benchmarks/steady_load.py (mostly 1- and
 8-GPU jobs); ``uniform`` draws g uniformly from 1..8 and w from 1..2 (many FUF sizes 3, 5, 6, 7).
 """
 from __future__ import annotations
@@ -28,11 +28,10 @@ from heuristics.cluster import Job
 from heuristics.policy import make_policy
 from heuristics.sifopt import heuristic_repack, plain
 from oracle.min_migration import min_migration_repack, min_migrations_to_admit, normalise, partial_count
+from steady_load import GFS_MIX  # benchmarks/ is on sys.path when run as a script
 
-GFS_SHAPES = [((1, 1), 60.0), ((1, 2), 4.0), ((2, 1), 4.9), ((4, 1), 3.9), ((8, 1), 10.0),
-              ((8, 2), 2.0), ((8, 4), 1.1), ((3, 1), 0.04), ((5, 1), 0.02), ((6, 1), 0.01), ((7, 1), 0.01)]
 UNIFORM_SHAPES = [((g, w), 1.0) for g in range(1, 9) for w in (1, 2)]
-MIXES = {"gfs": GFS_SHAPES, "uniform": UNIFORM_SHAPES}
+MIXES = {"gfs": GFS_MIX, "uniform": UNIFORM_SHAPES}
 
 
 def fragmented(n_nodes: int, load: float, mix: str, seed: int):
