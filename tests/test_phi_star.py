@@ -67,15 +67,20 @@ def _check(cert: Certificate, counts, n, objective: str) -> None:
         assert cert.objective is None and cert.witness == ()
 
 
+def _check_agree(certs: list[Certificate], counts, n, objective: str) -> None:
+    """Every method's certificate is valid and all report the same (status, objective)."""
+    for c in certs:
+        _check(c, counts, n, objective)
+    assert len({(c.status, c.objective) for c in certs}) == 1, certs
+
+
 @settings(max_examples=2000, deadline=None, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(instances())
 def test_phi_star_methods_agree(inst):
     counts, n = inst
     certs = [phi_star_cpsat(counts, n), phi_star_milp(counts, n), phi_star_bruteforce(counts, n), phi_star(counts, n)]
-    for c in certs:
-        _check(c, counts, n, "partial")
-    assert len({(c.status, c.objective) for c in certs}) == 1, certs
+    _check_agree(certs, counts, n, "partial")
     need = min_nodes_bruteforce(counts, None).objective
     assert (certs[0].status == "infeasible") == (n is not None and n < need)
 
@@ -84,10 +89,8 @@ def test_phi_star_methods_agree(inst):
 @given(instances())
 def test_min_nodes_methods_agree(inst):
     counts, n = inst
-    certs = [min_nodes_cpsat(counts, n), min_nodes_milp(counts, n), min_nodes_bruteforce(counts, n), min_nodes(counts, n)]
-    for c in certs:
-        _check(c, counts, n, "nodes")
-    assert len({(c.status, c.objective) for c in certs}) == 1, certs
+    _check_agree([min_nodes_cpsat(counts, n), min_nodes_milp(counts, n), min_nodes_bruteforce(counts, n),
+                  min_nodes(counts, n)], counts, n, "nodes")
 
 
 def test_known_values():
