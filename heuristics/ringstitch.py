@@ -137,22 +137,25 @@ def evaluate(cluster: RackCluster, residual: np.ndarray, demand: int, racks: Seq
     return placed(cluster, residual, fragment_first(residual, racks, demand), table, exact_limit, source)
 
 
-def local_best_fit(residual: np.ndarray, demand: int, table: Sequence[float]) -> RackPlacement | None:
-    """The rack with the smallest residual ≥ D (ties: smaller id), or None."""
+def _one_rack(residual: np.ndarray, demand: int, table: Sequence[float],
+              pick: Callable[[np.ndarray], int]) -> RackPlacement | None:
+    """All D chips on the rack ``pick`` chooses among those with residual ≥ D (ids ascending),
+    or None if no rack holds D."""
     fits = np.flatnonzero(residual >= demand)
     if len(fits) == 0:
         return None
-    r = int(fits[np.argmin(residual[fits])])
+    r = int(pick(fits))
     return RackPlacement(((r, demand),), (r,), 0, float(table[int(residual[r]) - demand]), "local")
+
+
+def local_best_fit(residual: np.ndarray, demand: int, table: Sequence[float]) -> RackPlacement | None:
+    """The rack with the smallest residual ≥ D (ties: smaller id), or None."""
+    return _one_rack(residual, demand, table, lambda fits: fits[np.argmin(residual[fits])])
 
 
 def local_first_fit(residual: np.ndarray, demand: int, table: Sequence[float]) -> RackPlacement | None:
     """The smallest-id rack with residual ≥ D, or None."""
-    fits = np.flatnonzero(residual >= demand)
-    if len(fits) == 0:
-        return None
-    r = int(fits[0])
-    return RackPlacement(((r, demand),), (r,), 0, float(table[int(residual[r]) - demand]), "local")
+    return _one_rack(residual, demand, table, lambda fits: fits[0])
 
 
 def stitch_candidates(cluster: RackCluster, residual: np.ndarray, demand: int,
