@@ -74,7 +74,9 @@ def _check_agree(certs: list[Certificate], counts, n, objective: str) -> None:
     assert len({(c.status, c.objective) for c in certs}) == 1, certs
 
 
-@settings(max_examples=2000, deadline=None, database=None,
+# derandomize: the same 2,000 / 600 cases on every CI run (a new disagreement would otherwise
+# surface as a flaky failure); run with --hypothesis-seed=K and derandomize off to explore more.
+@settings(max_examples=2000, deadline=None, database=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(instances())
 def test_phi_star_methods_agree(inst):
@@ -85,7 +87,7 @@ def test_phi_star_methods_agree(inst):
     assert (certs[0].status == "infeasible") == (n is not None and n < need)
 
 
-@settings(max_examples=600, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=600, deadline=None, database=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(instances())
 def test_min_nodes_methods_agree(inst):
     counts, n = inst
