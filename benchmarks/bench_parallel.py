@@ -7,9 +7,15 @@ shards, locally (forked processes) and on a Dask LocalCluster, and the wall time
 
 Each exploration is Theorem 1's (literal COMPASS, WCC trajectories, arrivals g ∈ 1..8, the three
 thm1 probes) at exactly one N (``min_nodes = max_nodes = N``). Printed per N and engine: distinct
-states, seconds, distinct/s and the speed-up of 2 shards over 1 shard of the same engine (and over
-the serial explorer, measured in the same run). Every partitioned run is checked to report the
-serial figures (distinct, generated, findings). The load average is printed: the machine is shared.
+states, wall seconds, distinct/s and the wall speed-up of 2 shards over 1 shard of the same engine
+(one local worker *is* the serial explorer) and over the serial explorer, measured in the same run. Every partitioned run is checked to
+report the serial figures (distinct, generated, findings).
+
+The machine is shared, so wall times mix in other people's load. The CPU columns do not: "cpu" is
+the CPU seconds of the shards' work (expand + absorb, summed over shards; for the serial run the
+process's CPU time), "path" the critical path — per BFS level the slowest shard's CPU, summed over
+levels — i.e. the wall time the run would take on free cores, without the relaying; "×path" is
+the serial CPU time over the path.
 """
 from __future__ import annotations
 
@@ -21,20 +27,56 @@ import time
 
 from proofs_check.claims import CLAIMS, THEOREMS, compass_factory, exact_phi_star
 from proofs_check.explorer import Bounds, explore
+from proofs_check import parallel
 from proofs_check.parallel import Engine
+
+
+class TimedShard(parallel.Shard):
+    """A shard that reports the CPU seconds of each call (pickled by value to Dask workers)."""
+
+    def expand(self, *args):
+        t0 = time.process_time()
+        batches, report = super().expand(*args)
+        return batches, {**report, "cpu": time.process_time() - t0}
+
+    def absorb(self, *args):
+        t0 = time.process_time()
+        return {**super().absorb(*args), "cpu": time.process_time() - t0}
+
+
+CPU: list[list[float]] = []  # per expand/absorb call: the CPU seconds of each shard
+
+
+def _timed(call):
+    def wrapper(self, method, args):
+        out = call(self, method, args)
+        if method in ("expand", "absorb"):
+            CPU.append([(r[1] if method == "expand" else r)["cpu"] for r in out])
+        return out
+    return wrapper
+
+
+parallel.Shard = TimedShard  # LocalShards (through fork) and DaskShards build shards by this name
+parallel.LocalShards.call = _timed(parallel.LocalShards.call)
+parallel.DaskShards.call = _timed(parallel.DaskShards.call)
 
 
 def run(n: int, bounds: Bounds, engine: Engine | None):
     claims = [CLAIMS[i] for i in THEOREMS[1]]
     b = Bounds(n, n, bounds.depth, bounds.max_jobs, bounds.max_w, bounds.max_states)
-    t0 = time.perf_counter()
+    CPU.clear()
+    t0, c0 = time.perf_counter(), time.process_time()
     exp = explore(compass_factory("literal"), claims[0].demands, b, [c.probe for c in claims], exact_phi_star,
                   True, engine=engine)
-    wall = time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     s = exp.sizes[-1]
     found = {cid: None if o.finding is None else (o.finding.n_nodes, len(o.finding.events))
              for cid, o in exp.outcomes.items()}
-    return (s.distinct, s.generated, s.complete, found), wall
+    if engine is not None:
+        cpu, path = sum(map(sum, CPU)), sum(map(max, CPU))
+    else:
+        path = cpu
+    return (s.distinct, s.generated, s.complete, found), wall, cpu, path
 
 
 def main() -> None:
@@ -49,19 +91,19 @@ def main() -> None:
     bounds = Bounds(depth=a.depth, max_jobs=a.max_jobs, max_w=a.max_w)
     print(f"bounds: depth {a.depth}, ≤ {a.max_jobs} jobs, w ≤ {a.max_w}; {os.cpu_count()} CPUs; "
           f"load average at start {os.getloadavg()[0]:.2f} (shared machine)")
-    print(f"{'N':>2} {'engine':<14} {'distinct':>9} {'seconds':>8} {'distinct/s':>10} {'×1 shard':>8} {'×serial':>8}  same as serial")
+    print(f"{'N':>2} {'engine':<11} {'distinct':>9} {'wall s':>7} {'distinct/s':>10} {'×1 shard':>8} {'×serial':>8} "
+          f"{'cpu s':>6} {'path s':>6} {'×path':>6}  same as serial")
     for n in map(int, a.sizes.split(",")):
-        ref, t_serial = run(n, bounds, None)
-        print(f"{n:>2} {'serial':<14} {ref[0]:>9,} {t_serial:>8.1f} {ref[0] / t_serial:>10,.0f} {'':>8} {'':>8}  -",
-              flush=True)
-        for backend in ("local", "dask"):
-            one = None
-            for k in (1, 2):
-                with Engine(backend, k) as engine:
-                    got, wall = run(n, bounds, engine)
-                one = one or wall
-                print(f"{n:>2} {f'{backend} ×{k}':<14} {got[0]:>9,} {wall:>8.1f} {got[0] / wall:>10,.0f} "
-                      f"{one / wall:>8.2f} {t_serial / wall:>8.2f}  {got == ref}", flush=True)
+        ref, t_serial, cpu_serial, _ = run(n, bounds, None)
+        print(f"{n:>2} {'serial':<11} {ref[0]:>9,} {t_serial:>7.1f} {ref[0] / t_serial:>10,.0f} {'':>8} {'':>8} "
+              f"{cpu_serial:>6.1f} {cpu_serial:>6.1f} {1:>6.2f}  -", flush=True)
+        for backend, k in (("local", 2), ("dask", 1), ("dask", 2)):
+            with Engine(backend, k) as engine:
+                got, wall, cpu, path = run(n, bounds, engine)
+            one = wall if (backend, k) == ("dask", 1) else t_serial if backend == "local" else one
+            print(f"{n:>2} {f'{backend} ×{k}':<11} {got[0]:>9,} {wall:>7.1f} {got[0] / wall:>10,.0f} "
+                  f"{one / wall:>8.2f} {t_serial / wall:>8.2f} {cpu:>6.1f} {path:>6.1f} {cpu_serial / path:>6.2f}  "
+                  f"{got == ref}", flush=True)
     if a.no_verify:
         return
     cmd = [sys.executable, "-m", "proofs_check.cli", "--theorem", "1", "--max-nodes", "7", "--workers", "2",
