@@ -8,8 +8,8 @@ shards, locally (forked processes) and on a Dask LocalCluster, and the wall time
 Each exploration is Theorem 1's (literal COMPASS, WCC trajectories, arrivals g ∈ 1..8, the three
 thm1 probes) at exactly one N (``min_nodes = max_nodes = N``). Printed per N and engine: distinct
 states, wall seconds, distinct/s and the wall speed-up of 2 shards over 1 shard of the same engine
-(one local worker *is* the serial explorer) and over the serial explorer, measured in the same run. Every partitioned run is checked to
-report the serial figures (distinct, generated, findings).
+(one local worker *is* the serial explorer) and over the serial explorer, measured in the same run.
+Every partitioned run is checked to report the serial figures (distinct, generated, findings).
 
 The machine is shared, so wall times mix in other people's load. The CPU columns do not: "cpu" is
 the CPU seconds of the shards' work (expand + absorb, summed over shards; for the serial run the
@@ -97,10 +97,11 @@ def main() -> None:
         ref, t_serial, cpu_serial, _ = run(n, bounds, None)
         print(f"{n:>2} {'serial':<11} {ref[0]:>9,} {t_serial:>7.1f} {ref[0] / t_serial:>10,.0f} {'':>8} {'':>8} "
               f"{cpu_serial:>6.1f} {cpu_serial:>6.1f} {1:>6.2f}  -", flush=True)
+        one_shard = {"local": t_serial}  # one local worker is the serial explorer
         for backend, k in (("local", 2), ("dask", 1), ("dask", 2)):
             with Engine(backend, k) as engine:
                 got, wall, cpu, path = run(n, bounds, engine)
-            one = wall if (backend, k) == ("dask", 1) else t_serial if backend == "local" else one
+            one = one_shard.setdefault(backend, wall)
             print(f"{n:>2} {f'{backend} ×{k}':<11} {got[0]:>9,} {wall:>7.1f} {got[0] / wall:>10,.0f} "
                   f"{one / wall:>8.2f} {t_serial / wall:>8.2f} {cpu:>6.1f} {path:>6.1f} {cpu_serial / path:>6.2f}  "
                   f"{got == ref}", flush=True)

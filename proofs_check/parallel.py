@@ -361,8 +361,8 @@ class Engine:
             except ImportError:
                 raise EngineError(MISSING_DASK) from None
             if self.address is None:
-                self.cluster = LocalCluster(n_workers=self.workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
-                                            dashboard_address=None)
+                self.cluster = LocalCluster(n_workers=self.workers or os.cpu_count() or 1, threads_per_worker=1,
+                                            processes=True, dashboard_address=None)
                 self.client = Client(self.cluster)
             else:
                 try:
@@ -452,7 +452,7 @@ def explore_size(engine: Engine, factory, n, demands, bounds, probes, outcomes, 
                 _apply(tally.upto(limit), probes, outcomes, spec, root)
                 _stop(stats, f"max-states {bounds.max_states}", figures["after"] + figures["new"])
                 break
-            _add(stats, {c: sum(r[c] for r in reports) for c in ("generated", "refused", "operator_failures", "pruned_wcc")})
+            _add(stats, {c: sum(r[c] for r in reports) for c in COUNTS})
             stats.distinct += new
             _apply(tally, probes, outcomes, spec, root)
             if any(r["timed_out"] for r in reports):
@@ -487,7 +487,7 @@ def _stop(stats: SizeStats, reason: str, queue_left: int) -> None:
 
 
 def _add(stats: SizeStats, figures: dict) -> None:
-    for c in ("generated", "refused", "operator_failures", "pruned_wcc"):
+    for c in COUNTS:
         setattr(stats, c, getattr(stats, c) + figures[c])
 
 
@@ -497,8 +497,7 @@ def _budget_cut(pool, k: int, left: int) -> tuple[Rank, dict] | None:
     firsts = sorted(r for part in pool.call("smallest_parents", [(left,)] * k) for r in part)
     limit = firsts[left - 1]
     parts = pool.call("upto", [(limit,)] * k)
-    figures = {c: sum(p[c] for p in parts) for c in ("generated", "refused", "operator_failures", "pruned_wcc",
-                                                      "new", "after")}
+    figures = {c: sum(p[c] for p in parts) for c in COUNTS + ("new", "after")}
     return (limit, figures) if figures["after"] else None
 
 
