@@ -6,8 +6,10 @@ processes, which would break ownership on a cluster). Each shard keeps the seen-
 frontier of the states it owns. Per BFS level every shard expands its owned frontier, evaluates
 the transition probes (event-kind claims, operator failures) where the transition happens, and
 routes each successor to its owner (one pickled batch per owner, deduplicated locally first); each
-owner then keeps the successors it has not seen, and evaluates the state probes on them. The
-coordinator only relays the batches (opaque bytes) and merges counts and probe results.
+owner then keeps the successors it has not seen, and evaluates the state probes on them. On Dask
+the shards send their batches to each other directly (actor to actor); the local backend relays
+them through the coordinator's pipes as opaque bytes (never unpickled there). Either way the
+coordinator merges only counts and probe results.
 
 **Identical to the serial search.** Every transition gets a *rank*: the path of event indices
 (position of the event in ``explorer.successors``'s list) from the root. Within a level, the
@@ -174,6 +176,16 @@ class Shard:
         self.expanded: list[KeyCounts] = []
         self.own: dict[Hashable, tuple] = {}
         self.new_parents: list[Rank] = []
+        self.peers: list | None = None  # Dask actor handles of all shards: batches go to them directly
+        self.inbox: list[bytes] = []
+
+    def set_peers(self, peers: list) -> None:
+        self.peers = peers
+
+    async def receive(self, blob: bytes) -> None:
+        """A batch from a peer shard (Dask: awaited on the worker's event loop, so a shard busy in
+        ``expand`` can still receive)."""
+        self.inbox.append(blob)
 
     def seed(self, root: Hashable | None) -> None:
         """Own the initial state (``None``: another shard owns it)."""
@@ -226,6 +238,10 @@ class Shard:
         self.own = out[self.index]
         batches = [None if j == self.index or not box else pickle.dumps(list(box.items()), pickle.HIGHEST_PROTOCOL)
                    for j, box in enumerate(out)]
+        if self.peers is not None:  # deliver before returning: the level's absorb starts after every expand
+            for sent in [self.peers[j].receive(b) for j, b in enumerate(batches) if b is not None]:
+                sent.result()
+            batches = [None] * self.count
         report = {c: sum(getattr(k, c) for k in self.expanded) for c in COUNTS}
         report.update(tally=tally, timed_out=timed_out, unexpanded=len(self.frontier) - len(self.expanded))
         return batches, report
@@ -234,7 +250,7 @@ class Shard:
         """Keep the unseen successors routed here (minimum-rank discoverer each); state probes."""
         s = self.spec
         best = self.own
-        for blob in batches:
+        for blob in batches + self.inbox:
             for succ, cand in pickle.loads(blob) if blob else ():
                 prev = best.get(succ)
                 if prev is None or cand[0] < prev[0]:
@@ -248,7 +264,7 @@ class Shard:
             self.seen.add(succ)
             frontier.append((rank, succ))
             tally.evaluate(probes, Facts(succ, s.n, self.proto.capacity, s.phi_star, ev, migrations), ev, True, rank)
-        self.own = {}
+        self.own, self.inbox = {}, []
         self.frontier = frontier
         self.new_parents = sorted(r[:-1] for r, _ in frontier)
         return {"new": len(frontier), "tally": tally}
@@ -325,6 +341,7 @@ class DaskShards:
         self.futures = [client.submit(Shard, i, count, spec, actor=True, pure=False,
                                       workers=[workers[i % len(workers)]]) for i in range(count)]
         self.actors = [f.result() for f in self.futures]
+        self.call("set_peers", [(self.actors,)] * count)
 
     def call(self, method: str, args: list[tuple]) -> list:
         pending = [getattr(actor, method)(*a) for actor, a in zip(self.actors, args)]
