@@ -479,7 +479,7 @@ def explore_size(engine: Engine, factory, n, demands, bounds, probes, outcomes, 
                 depth += 1
                 stats.depth_reached = depth
             frontier = new
-            if progress is not None:
+            if progress is not None and new:
                 elapsed = time.perf_counter() - t0
                 progress(f"[{label} N={n}] level {depth}: {stats.distinct:,} distinct, {stats.generated:,} generated, "
                          f"{new:,} new, {stats.distinct / elapsed:,.0f} distinct/s")
