@@ -166,14 +166,15 @@ def test_simulate_sweep_on_dask_equals_serial(dask_address, tmp_path, capsys):
     assert len(tables["serial"]) == 4 and tables["dask"] == tables["serial"]
 
 
-def test_ringsim_sweep_on_dask_equals_serial(dask_address, tmp_path, capsys):
+def test_ringsim_sweep_on_dask_and_local_pool_equals_serial(dask_address, tmp_path, capsys):
     from proofs_check.ringsim_cli import main as ringsim
 
     common = ["--dims", "2,2,2", "--warmup", "2", "--measure", "6", "--drain", "2", "--loads", "0.8",
               "--seeds", "2", "--workloads", "B", "--schedulers", "ringstitch,full-rack", "--no-plots"]
     got = {}
-    for name, extra in {"serial": [], "dask": ["--backend", "dask", "--address", dask_address]}.items():
+    for name, extra in {"serial": [], "local2": ["--workers", "2"],
+                        "dask": ["--backend", "dask", "--address", dask_address]}.items():
         assert ringsim(common + extra + ["--out", str(tmp_path / name)]) == 0
         got[name] = (tmp_path / name / "results.csv").read_text()
     capsys.readouterr()
-    assert got["dask"] == got["serial"] and got["serial"].count("\n") > 1
+    assert got["dask"] == got["serial"] == got["local2"] and got["serial"].count("\n") > 1
