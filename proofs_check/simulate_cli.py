@@ -311,7 +311,8 @@ def table_row(o: RunOutcome) -> tuple[str, ...]:
             _fmt(m.frag_blocking_share, "{:.3f}"), _fmt(m.wcc_coverage, "{:.3f}"))
 
 
-def print_table(outcomes: list[RunOutcome], out=sys.stdout) -> None:
+def print_table(outcomes: list[RunOutcome], out=None) -> None:
+    out = sys.stdout if out is None else out  # looked up per call: sys.stdout may be replaced
     out.write(" ".join(f.format(h) for h, f in TABLE) + "\n")
     for o in outcomes:
         out.write(" ".join(f.format(v) for (_, f), v in zip(TABLE, table_row(o))) + "\n")
