@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import json
+import subprocess
 import sys
 import time
 from dataclasses import asdict
@@ -18,9 +19,16 @@ import pytest
 from proofs_check.claims import CLAIMS, compass_factory, exact_phi_star
 from proofs_check.explorer import Bounds, PhiUnknown, explore
 from proofs_check.parallel import Engine, owner
-from proofs_check.simulate_cli import main as simulate  # imported once here: its progress bar binds sys.stderr
 
 SMALL = Bounds(max_nodes=3, depth=5, max_jobs=3, max_w=2)
+
+
+def simulate(args: list[str], block_dask: bool = False) -> subprocess.CompletedProcess:
+    """`simulate` in a child process: simulate_cli binds sys.stdout / sys.stderr as default
+    arguments at import, so importing it here would capture other tests' output streams."""
+    code = ("import sys; " + ("sys.modules['distributed'] = None; " if block_dask else "") +
+            "from proofs_check.simulate_cli import main; sys.exit(main(sys.argv[1:]))")
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120)
 
 
 def _explore(ids, bounds, **kw):
@@ -81,7 +89,6 @@ def test_budget_cut_is_inside_a_level_and_reported_as_serial():
 def test_ownership_is_the_same_in_every_process_and_spreads_states():
     """Shards on other hosts have other string-hash seeds: ownership must not depend on them."""
     import os
-    import subprocess
 
     from proofs_check.explorer import Probe, state_to_json
 
@@ -105,8 +112,8 @@ def test_missing_dask_or_bad_flags_exit_2_with_one_line(monkeypatch, capsys, tmp
     assert verify(["--theorem", "1", "--max-nodes", "2", "--backend", "dask", "--quiet"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "pip install 'placement-oracles[dist]'" in err[0]
-    assert simulate(["--schedulers", "best-fit", "--backend", "dask"]) == 2
-    assert "Dask distributed" in capsys.readouterr().err
+    blocked = simulate(["--schedulers", "best-fit", "--backend", "dask"], block_dask=True)
+    assert blocked.returncode == 2 and "Dask distributed" in blocked.stderr
     assert verify(["--theorem", "1", "--address", "127.0.0.1:1", "--quiet"]) == 2
     assert "--address needs --backend dask" in capsys.readouterr().err
 
@@ -151,18 +158,18 @@ def test_verify_command_on_dask_equals_local(dask_address, tmp_path, capsys):
     assert runs["local2"] == runs["serial"] and runs["dask"] == runs["serial"]
 
 
-def test_simulate_sweep_on_dask_equals_serial(dask_address, tmp_path, capsys):
+def test_simulate_sweep_on_dask_equals_serial(dask_address, tmp_path):
     trace = tmp_path / "t.csv"
     trace.write_text("job_id,submit,duration,g,w\n" + "".join(
         f"{i},{i % 7},{5 + i % 11},{(1, 2, 4, 8, 3)[i % 5]},{1 + i % 2}\n" for i in range(40)))
     tables = {}
     for name, extra in {"serial": [], "dask": ["--backend", "dask", "--address", dask_address]}.items():
         out = tmp_path / name
-        assert simulate([str(trace), "--schedulers", "best-fit,compass-repaired", "--nodes", "4",
-                         "--migration-cost", "1,8", "--out", str(out)] + extra) == 0
+        run = simulate([str(trace), "--schedulers", "best-fit,compass-repaired", "--nodes", "4",
+                        "--migration-cost", "1,8", "--out", str(out)] + extra)
+        assert run.returncode == 0, run.stderr
         rows = list(csv.DictReader((out / "summary.csv").open()))
         tables[name] = [{k: v for k, v in r.items() if k != "wall_s"} for r in rows]
-    capsys.readouterr()
     assert len(tables["serial"]) == 4 and tables["dask"] == tables["serial"]
 
 
