@@ -284,8 +284,9 @@ def execute(runs: list[tuple[RunSpec, Trace]], workers: int, engine=None) -> Ite
 class Progress:
     """A one-line progress bar with ETA on stderr."""
 
-    def __init__(self, total: int, stream=sys.stderr) -> None:
-        self.total, self.done, self.t0, self.stream = total, 0, time.perf_counter(), stream
+    def __init__(self, total: int, stream=None) -> None:
+        self.total, self.done, self.t0 = total, 0, time.perf_counter()
+        self.stream = sys.stderr if stream is None else stream  # per call: sys.stderr may be replaced
 
     def step(self, label: str) -> None:
         self.done += 1
