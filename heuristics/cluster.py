@@ -98,18 +98,23 @@ def placement_violations(p: Placement, jobs: Iterable[Job] | None = None) -> lis
         if p.used(n) > p.capacity:
             out.append(f"node {n}: {p.used(n)} GPUs used > capacity {p.capacity}")
     if jobs is not None:
-        placed = job_instance_counts(p)
-        expected = {j.id: j for j in jobs}
-        for jid, cnt in placed.items():
-            if jid not in expected:
-                out.append(f"job {jid}: placed but not running")
-            elif cnt != expected[jid].w:
-                out.append(f"job {jid}: {cnt} instances placed, job has w={expected[jid].w}")
-            elif job_g.get(jid) != expected[jid].g:
-                out.append(f"job {jid}: placed with g={job_g.get(jid)}, job has g={expected[jid].g}")
-        for jid, j in expected.items():
-            if jid not in placed:
-                out.append(f"job {jid}: running but not placed")
+        out += gang_violations(job_instance_counts(p), job_g, jobs)
+    return out
+
+
+def gang_violations(placed: Counter, job_g: dict[int, int], jobs: Iterable[Job]) -> list[str]:
+    """Whole jobs only: every running job has exactly w instances of its g placed (``placed``:
+    instances per job id, ``job_g``: the demand they were placed with) and nothing else is."""
+    out: list[str] = []
+    expected = {j.id: j for j in jobs}
+    for jid, cnt in placed.items():
+        if jid not in expected:
+            out.append(f"job {jid}: placed but not running")
+        elif cnt != expected[jid].w:
+            out.append(f"job {jid}: {cnt} instances placed, job has w={expected[jid].w}")
+        elif job_g.get(jid) != expected[jid].g:
+            out.append(f"job {jid}: placed with g={job_g.get(jid)}, job has g={expected[jid].g}")
+    out.extend(f"job {jid}: running but not placed" for jid in expected if jid not in placed)
     return out
 
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterable, NamedTuple
 
-from heuristics.cluster import G_DEFAULT, Instance, Job, Placement
+from heuristics.cluster import G_DEFAULT, Instance, Job, Placement, gang_violations
 from oracle.certificate import Certificate
 from oracle.phi_star import DEFAULT_TIME_LIMIT, min_nodes, phi_star
 
@@ -159,15 +159,7 @@ def hier_violations(hp: HierPlacement, jobs: Iterable[Job] | None = None) -> lis
         if hp.used(n) > G_PANEL:
             out.append(f"panel {n}: {hp.used(n)} GPUs used > 8")
     if jobs is not None:
-        expected = {j.id: j for j in jobs}
-        for jid, cnt in placed.items():
-            if jid not in expected:
-                out.append(f"job {jid}: placed but not running")
-            elif cnt != expected[jid].w:
-                out.append(f"job {jid}: {cnt} instances placed, job has w={expected[jid].w}")
-            elif job_g[jid] != expected[jid].g:
-                out.append(f"job {jid}: placed with g={job_g[jid]}, job has g={expected[jid].g}")
-        out.extend(f"job {jid}: running but not placed" for jid in expected if jid not in placed)
+        out += gang_violations(placed, job_g, jobs)
     return out
 
 
