@@ -199,8 +199,8 @@ def _replay_counts(claim, rec: dict[str, Any]) -> tuple[ClaimResult, list[str]]:
 
 
 def _replay_delegated(claim, rec: dict[str, Any]) -> tuple[ClaimResult, list[str]]:
-    """RingStitch records are re-run by their own checker's replay function, when it has one;
-    the re-check of the verdict is that checker's business, so the result here is inconclusive."""
+    """RingStitch records are re-run by their own checker's replay function, which re-solves the
+    instance: 'suboptimal' reproduces the violation, 'optimal' means it no longer does."""
     try:
         import proofs_check.ring_claims as ring
     except ImportError as e:
@@ -208,6 +208,11 @@ def _replay_delegated(claim, rec: dict[str, Any]) -> tuple[ClaimResult, list[str
     fn = getattr(ring, f"replay_{claim.id.replace('-', '_')}", None)
     if fn is None:
         raise ReplayError(f"{claim.id}: proofs_check.ring_claims has no replay function for this record")
-    lines = [f"replay {claim.id}"] + list(fn(rec))
-    return ClaimResult(claim.id, Verdict.INCONCLUSIVE, "replayed for inspection (lines above); "
-                       "the ring checker decides the verdict", {"record": "ring"}), lines
+    status, shown = fn(rec)
+    lines = [f"replay {claim.id}"] + list(shown)
+    b = {"record": "ring"}
+    if status == "suboptimal":
+        return ClaimResult(claim.id, Verdict.VIOLATED, "reproduced", b, counterexample=rec), lines
+    if status == "optimal":
+        return ClaimResult(claim.id, Verdict.HOLDS, "no longer reproduces (RingStitch now picks the optimum)", b), lines
+    return ClaimResult(claim.id, Verdict.INCONCLUSIVE, f"the exact oracle did not finish ({status})", b), lines

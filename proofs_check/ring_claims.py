@@ -270,8 +270,9 @@ class _Tally:
                                      "by_key": keyed(s["by_key"])} for name, s in self.sources.items()}}
 
 
-def replay_ring_choice(counterexample: dict) -> list[str]:
-    """Re-run a ring-choice counterexample; returns the report lines (RingStitch vs optimum)."""
+def replay_ring_choice(counterexample: dict) -> tuple[str, list[str]]:
+    """Re-run a ring-choice counterexample: ('optimal' | 'suboptimal' | 'unknown', report lines
+    with RingStitch's candidates, its choice and the proven optimum)."""
     cluster = RackCluster.torus(tuple(counterexample["dims"]), counterexample["capacity"])
     policy = RingStitch(penalty=FragmentationPenalty(counterexample.get("penalty", "linear")))
     res, demand = counterexample["residual"], counterexample["demand"]
@@ -284,4 +285,4 @@ def replay_ring_choice(counterexample: dict) -> list[str]:
     else:
         lines.append(f"  RingStitch: {record['ringstitch']}")
         lines.append(f"  optimum:    {record['optimum']}  (gap per key {gap})")
-    return lines
+    return status, lines

@@ -18,7 +18,8 @@ def test_ring_choice_finds_the_smallest_counterexample_and_replays_it():
     ce = json.loads(json.dumps(r.counterexample))
     assert ce["residual"] == [0, 1, 2, 2] and ce["demand"] == 3  # fewest racks, chips, then D
     assert ce["ringstitch"]["key"][:2] == ce["optimum"]["key"][:2] and ce["ringstitch"]["key"][2] > 0
-    assert any("optimum" in line for line in replay_ring_choice(ce))
+    status, lines = replay_ring_choice(ce)
+    assert status == "suboptimal" and any("optimum" in line for line in lines)
     assert set(ce["smallest_per_key"]) <= {"ring_cost", "fragmentation"}
     for key, record in ce["smallest_per_key"].items():
         level = ["racks", "ring_cost", "fragmentation"].index(key)
@@ -37,3 +38,14 @@ def test_ring_choice_sees_a_rack_count_mutant():
 def test_ring_choice_inconclusive_when_the_oracle_runs_out_of_time():
     [r] = check_ring_choice(samples=2, sim_samples=0, exhaustive=(), time_limit=0.0)
     assert r.verdict is Verdict.INCONCLUSIVE and r.stats["unknown"] == 2
+
+
+def test_verify_replay_reproduces_a_ring_choice_counterexample(tmp_path, capsys):
+    from proofs_check.cli import main
+
+    ce = {"claim": "ring-choice", "dims": [1, 2, 3], "capacity": 3, "residual": [0, 0, 1, 1, 1, 0],
+          "demand": 2, "penalty": "linear"}
+    report = tmp_path / "r.json"
+    report.write_text(json.dumps({"results": [{"claim_id": "ring-choice", "counterexample": ce}]}))
+    assert main(["--replay", str(report)]) == 1
+    assert "ring-choice: VIOLATED — reproduced" in capsys.readouterr().out
