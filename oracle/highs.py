@@ -36,6 +36,18 @@ class HighsResult(NamedTuple):
     wall_time: float
 
 
+def integer_variable(prob, name: str, ub: int):
+    """A non-negative integer variable of ``prob`` with upper bound ``ub``.
+
+    PuLP ≥ 3 attaches variables to the model (a bare ``LpVariable`` is deprecated there and warns
+    on every call); PuLP 2.x has no ``add_variable``.
+    """
+    import pulp
+
+    new_var = getattr(prob, "add_variable", pulp.LpVariable)
+    return new_var(name, 0, ub, cat="Integer")
+
+
 @contextmanager
 def c_stdout_silenced() -> Iterator[None]:
     """HiGHS prints its banner on the C-level stdout once per process, which would corrupt a

@@ -417,7 +417,7 @@ def solve_milp(m: RepackModel, time_limit: float) -> RawSolution:
 
     t0 = time.perf_counter()
     prob = pulp.LpProblem("min_migration", pulp.LpMinimize)
-    x = [pulp.LpVariable(f"z{i}", 0, len(m.classes[c][1]), cat="Integer") for i, (c, _) in enumerate(m.columns)]
+    x = [highs.integer_variable(prob, f"z{i}", len(m.classes[c][1])) for i, (c, _) in enumerate(m.columns)]
     prob += pulp.lpSum(c * v for c, v in zip(m.costs(), x) if c)
     _rows(m, x, prob.addConstraint, lambda vs, cs: pulp.lpSum(c * v for c, v in zip(cs, vs)))
     r = highs.solve(prob, time_limit, t0)

@@ -222,9 +222,7 @@ def solve_milp(m: PackingModel, time_limit: float = DEFAULT_TIME_LIMIT) -> Solut
     t0 = time.perf_counter()
     cols = model_columns(m)
     prob = pulp.LpProblem("pattern_ilp", pulp.LpMinimize)
-    # PuLP ≥ 3 attaches variables to the model (bare LpVariable is deprecated there); 2.x lacks it
-    new_var = getattr(prob, "add_variable", pulp.LpVariable)
-    x = [new_var(f"x{i}", 0, c.ub, cat="Integer") for i, c in enumerate(cols)]
+    x = [highs.integer_variable(prob, f"x{i}", c.ub) for i, c in enumerate(cols)]
     prob += pulp.lpSum(c.cost * v for c, v in zip(cols, x))
     _add_rows(m, cols, x, prob.addConstraint)
     start = greedy_pattern_counts(m.counts, m.capacity) if not m.preloaded else {}
