@@ -57,7 +57,20 @@ from heuristics.hier_cluster import (
 from heuristics.hier_compass import HierCompass, HierView, hier_abs_violations, layout
 from oracle.paper_phi import wcc_holds
 from proofs_check.canonical import canonical
-from proofs_check.explorer import Event, Finding, Probe, ProbeOutcome, SizeStats, state_to_json, trace_to
+# The hierarchical probes are all state probes (after="any"), which the explorer's _check
+# evaluates exactly once per newly reached state, as this search needs.
+from proofs_check.explorer import (
+    Event,
+    Finding,
+    PhiUnknown,
+    Probe,
+    ProbeOutcome,
+    SizeStats,
+    _check,
+    _finding,
+    state_to_json,
+    trace_to,
+)
 from proofs_check.verdict import ClaimResult, Verdict
 
 Progress = Callable[[str], None] | None
@@ -224,15 +237,11 @@ class HierFacts:
                 "bound": f"2/{t.n_domains}"}
 
 
-class _Unknown(RuntimeError):
-    """An exact Φ★ solve did not finish: the part is inconclusive for that state."""
-
-
 def _settled(cert, what: str):
-    """An optimal certificate, else _Unknown (solver limit) or RuntimeError: a reached state is a
+    """An optimal certificate, else PhiUnknown (solver limit) or RuntimeError: a reached state is a
     packing, so 'infeasible' would be an oracle error, never a verdict."""
     if cert.status == "unknown":
-        raise _Unknown(f"{what}: solver limit hit")
+        raise PhiUnknown(f"{what}: solver limit hit")
     if cert.status != "optimal":
         raise RuntimeError(f"{what}: oracle says {cert.status} for a state that exists")
     return cert
@@ -495,28 +504,6 @@ def _explore_size(k, n, demands, b, probes, outcomes, wcc, deadline, progress) -
     return stats
 
 
-def _check(facts, ev, succ, parent, probes, outcomes, parents, n, new) -> None:
-    if not new:
-        return
-    for p in probes:
-        out = outcomes[p.claim_id]
-        if out.finding is not None:
-            continue
-        if p.premise is not None and not out.premise_met and p.premise(facts):
-            out.premise_met = True
-        try:
-            numbers = p.test(facts)
-        except _Unknown as e:
-            out.unknown = out.unknown or str(e)
-            continue
-        if numbers is not None:
-            out.finding = Finding(n, [], [], numbers) if ev is None else _finding(parents, parent, n, ev, succ, numbers)
-
-
-def _finding(parents, parent, n, ev, succ, numbers, failure: str = "") -> Finding:
-    events, states = trace_to(parents, parent)
-    return Finding(n, events + [ev], states + [succ], numbers, failure)
-
 
 # --------------------------------------------------------------------------- rendering
 def render(view: HierView, names: dict[int, int] | None = None) -> str:
@@ -703,7 +690,7 @@ def sample_hier(k: int, probes: list[Probe], b: HierBounds, wcc: bool, progress:
                     continue
                 try:
                     numbers = p.test(facts)
-                except _Unknown:
+                except PhiUnknown:
                     continue
                 if numbers is not None:
                     found[p.claim_id] = _sample_record(p.claim_id, k, n, b.variant, list(trace),
