@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 
-from heuristics.compass import Compass
+from heuristics.gpu.compass import Compass
 from steady_load import GFS_MIX, steady_load  # benchmarks/ is on sys.path when run as a script
 
 

@@ -15,10 +15,10 @@ from __future__ import annotations
 import argparse
 import time
 
-from heuristics.compass import Compass
-from heuristics.cluster import Job
-from proofs_check import canonical as canon_mod
-from proofs_check.claims import exact_phi_star
+from heuristics.gpu.compass import Compass
+from heuristics.gpu.cluster import Job
+from proofs_check.gpu import canonical as canon_mod
+from proofs_check.gpu.claims import exact_phi_star
 from proofs_check.explorer import Bounds, Probe, explore, running_jobs
 
 

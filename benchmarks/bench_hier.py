@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import argparse
 
-from heuristics.compass import Compass
-from heuristics.hier_compass import HierCompass
+from heuristics.gpu.compass import Compass
+from heuristics.gpu.hier_compass import HierCompass
 from steady_load import GFS_MIX, Mix, steady_load  # benchmarks/ is on sys.path when run as a script
 
 

@@ -4,15 +4,15 @@ Usage: python benchmarks/bench_min_migration.py [--nodes 8,16,32,64,128] [--samp
            [--load 0.9] [--mix gfs,uniform] [--time-limit 10] [--highs]
 
 For each N and job mix, ``--samples`` fragmented placements are generated: first-fit
-(``heuristics.baselines``) fills the cluster with random jobs to ``--load``, then 3·N rounds of
+(``heuristics.gpu.baselines``) fills the cluster with random jobs to ``--load``, then 3·N rounds of
 "a random running job departs, first-fit refills to the load" scatter the free GPUs. On each
 placement it runs
 
-* ``oracle.min_migration.min_migration_repack`` (CP-SAT; ``--highs`` also times HiGHS on the
+* ``oracle.gpu.min_migration.min_migration_repack`` (CP-SAT; ``--highs`` also times HiGHS on the
   same model and checks both agree) — wall time, status, migrations, GPUs moved;
-* ``heuristics.sifopt.heuristic_repack`` — SIFOpt's fallback beyond ``exact_max_nodes`` — and
+* ``heuristics.gpu.sifopt.heuristic_repack`` — SIFOpt's fallback beyond ``exact_max_nodes`` — and
   its gap to the exact answer (extra migrations), measured only where the exact solve is proven;
-* ``oracle.min_migration.min_migrations_to_admit`` for an 8x2 job (the ``admit`` question).
+* ``oracle.gpu.min_migration.min_migrations_to_admit`` for an 8x2 job (the ``admit`` question).
 
 Mixes: ``gfs`` draws (g, w) with the GFS-like shares of benchmarks/steady_load.py (mostly 1- and
 8-GPU jobs); ``uniform`` draws g uniformly from 1..8 and w from 1..2 (many FUF sizes 3, 5, 6, 7).
@@ -24,10 +24,10 @@ import random
 import statistics
 import time
 
-from heuristics.cluster import Job
-from heuristics.policy import make_policy
-from heuristics.sifopt import heuristic_repack, plain
-from oracle.min_migration import min_migration_repack, min_migrations_to_admit, normalise, partial_count
+from heuristics.gpu.cluster import Job
+from heuristics.gpu.policy import make_policy
+from heuristics.gpu.sifopt import heuristic_repack, plain
+from oracle.gpu.min_migration import min_migration_repack, min_migrations_to_admit, normalise, partial_count
 from steady_load import GFS_MIX  # benchmarks/ is on sys.path when run as a script
 
 UNIFORM_SHAPES = [((g, w), 1.0) for g in range(1, 9) for w in (1, 2)]

@@ -25,7 +25,7 @@ import subprocess
 import sys
 import time
 
-from proofs_check.claims import CLAIMS, THEOREMS, compass_factory, exact_phi_star
+from proofs_check.gpu.claims import CLAIMS, THEOREMS, compass_factory, exact_phi_star
 from proofs_check.explorer import Bounds, explore
 from proofs_check import parallel
 from proofs_check.parallel import Engine
@@ -107,7 +107,7 @@ def main() -> None:
                   f"{got == ref}", flush=True)
     if a.no_verify:
         return
-    cmd = [sys.executable, "-m", "proofs_check.cli", "--theorem", "1", "--max-nodes", "7", "--workers", "2",
+    cmd = [sys.executable, "-m", "proofs_check.cli.verify", "--theorem", "1", "--max-nodes", "7", "--workers", "2",
            "--time-limit", str(a.verify_limit), "--quiet"]
     print(f"\n$ verify --theorem 1 --max-nodes 7 --workers 2 --time-limit {a.verify_limit:g}", flush=True)
     t0 = time.perf_counter()

@@ -18,7 +18,7 @@ import time
 
 from ortools.sat.python import cp_model
 
-from oracle.phi_star import DP_STATE_LIMIT, _dp_states, clear_cache, phi_star, phi_star_cpsat, phi_star_milp
+from oracle.gpu.phi_star import DP_STATE_LIMIT, _dp_states, clear_cache, phi_star, phi_star_cpsat, phi_star_milp
 
 G = 8
 SIZES = (1, 2, 3, 4, 5, 6, 7, 8)

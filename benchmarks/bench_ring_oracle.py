@@ -1,7 +1,7 @@
 """Exact rack-subset oracle at paper scale (150 racks, 5×5×6 torus, C = 64; seed 004 §V-A).
 
 For k = 2, 3, 4, 6 (the minimum rack count of the job), solves ``--instances`` random
-stitching-regime instances per residual family with oracle/rack_subset.py and prints the median /
+stitching-regime instances per residual family with oracle/rack/rack_subset.py and prints the median /
 max wall time and how many were proven optimal within ``--time-limit``. RingStitch's own decision
 time on the same instances is the reference measured in the same run (ratio = oracle / RingStitch).
 
@@ -20,9 +20,9 @@ import time
 
 import numpy as np
 
-from heuristics.racks import FragmentationPenalty, RackCluster
-from heuristics.ringstitch import RingStitch
-from oracle.rack_subset import lex_optimal_subset
+from heuristics.rack.racks import FragmentationPenalty, RackCluster
+from heuristics.rack.ringstitch import RingStitch
+from oracle.rack.rack_subset import lex_optimal_subset
 
 
 def instance(family: str, k: int, n: int, rng: np.random.Generator) -> tuple[list[int], int]:

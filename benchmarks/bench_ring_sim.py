@@ -16,9 +16,9 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-from heuristics.ocs_sim import DurationModel, Windows
-from heuristics.ring_baselines import RING_POLICIES
-from proofs_check.ringsim_cli import Cell, format_table, run_cell
+from heuristics.rack.ocs_sim import DurationModel, Windows
+from heuristics.rack.ring_baselines import RING_POLICIES
+from proofs_check.cli.ringsim import Cell, format_table, run_cell
 
 
 def main() -> None:

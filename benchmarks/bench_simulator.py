@@ -18,11 +18,11 @@ from __future__ import annotations
 import argparse
 import time
 
-from heuristics.policy import make_policy
-from heuristics.simulator import SimConfig, bfd_certified_phi_star, oracle_phi_star, simulate
-from heuristics.sizing import cluster_size
-from heuristics.trace_gen import load_builtin
-from oracle.phi_star import clear_cache
+from heuristics.gpu.policy import make_policy
+from heuristics.gpu.simulator import SimConfig, bfd_certified_phi_star, oracle_phi_star, simulate
+from heuristics.gpu.sizing import cluster_size
+from heuristics.gpu.trace_gen import load_builtin
+from oracle.gpu.phi_star import clear_cache
 
 
 def best_of(repeat: int, fn) -> tuple[float, object]:

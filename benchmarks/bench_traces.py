@@ -9,10 +9,10 @@ import statistics
 import sys
 import time
 
-from heuristics.sizing import cluster_size, day_window, percentile_demand, wcc_coverage
-from heuristics.trace import TraceError
-from heuristics.trace_gen import load_builtin
-from heuristics.trace_loaders import load_openb
+from heuristics.gpu.sizing import cluster_size, day_window, percentile_demand, wcc_coverage
+from heuristics.gpu.trace import TraceError
+from heuristics.gpu.trace_gen import load_builtin
+from heuristics.gpu.trace_loaders import load_openb
 
 DEFAULT = "/work/shared/data/openb_pod_list_default.csv"
 ETAS = (0.85, 0.90, 0.95)

@@ -22,12 +22,12 @@ import argparse
 import math
 import time
 
-from heuristics.simulator import SimConfig
-from heuristics.sizing import cluster_size
-from heuristics.trace import Trace
-from heuristics.trace_gen import load_builtin
-from heuristics.trace_loaders import load_trace
-from proofs_check.simulate_cli import Progress, RunOutcome, RunSpec, default_schedulers, execute
+from heuristics.gpu.simulator import SimConfig
+from heuristics.gpu.sizing import cluster_size
+from heuristics.gpu.trace import Trace
+from heuristics.gpu.trace_gen import load_builtin
+from heuristics.gpu.trace_loaders import load_trace
+from proofs_check.cli.simulate import Progress, RunOutcome, RunSpec, default_schedulers, execute
 
 
 def sweep(trace: Trace, schedulers: list[str], etas: list[float], costs: list[float],

@@ -15,12 +15,12 @@ from __future__ import annotations
 import argparse
 import time
 
-from heuristics.simulator import SimConfig
-from heuristics.sizing import cluster_size
-from heuristics.trace import Trace
-from heuristics.trace_gen import load_builtin
-from heuristics.trace_loaders import load_trace
-from proofs_check.simulate_cli import RunSpec, execute, print_table
+from heuristics.gpu.simulator import SimConfig
+from heuristics.gpu.sizing import cluster_size
+from heuristics.gpu.trace import Trace
+from heuristics.gpu.trace_gen import load_builtin
+from heuristics.gpu.trace_loaders import load_trace
+from proofs_check.cli.simulate import RunSpec, execute, print_table
 
 SCHEDULERS = ("compass-literal", "compass-prop3", "compass-repaired", "best-fit", "sifopt")
 

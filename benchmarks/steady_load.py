@@ -12,7 +12,7 @@ import statistics
 import time
 from typing import Callable, Hashable, NamedTuple
 
-from heuristics.cluster import Job
+from heuristics.gpu.cluster import Job
 
 Mix = list[tuple[tuple[int, int], float]]  # ((g, w), relative weight)
 

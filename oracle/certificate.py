@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from oracle.patterns import from_sizes, load
+from oracle.gpu.patterns import from_sizes, load
 
 Status = Literal["optimal", "infeasible", "unknown"]
 WitnessEntry = tuple[tuple[int, ...], int]  # (pattern as demands sorted descending, multiplicity)

@@ -8,7 +8,7 @@ unused label (labels of a canonical state are 0..k-1, so it is k).
 
 Semantics (documented in docs/verify.md):
 
-* every stored state IS its canonical representative (``proofs_check.canonical``: nodes
+* every stored state IS its canonical representative (``proofs_check.gpu.canonical``: nodes
   renumbered, jobs relabelled) and successors are computed from ``policy.with_state(rep)``. The
   checked scheduler is therefore the paper's pseudocode with its "pick any" / argmin ties broken
   by the representative's node order — a legal implementation — and a counterexample replays
@@ -24,7 +24,7 @@ Semantics (documented in docs/verify.md):
 * a budget (``max_states`` distinct states per N, or the deadline) hit before the bounds are
   covered makes the run incomplete: nothing that was not found may then be called "holds".
 
-Probes are the claims' state predicates (``proofs_check.claims`` builds them): an *invariant*
+Probes are the claims' state predicates (``proofs_check.gpu.claims`` builds them): an *invariant*
 probe is violated by the first reached state (or transition, for event-kind-specific ones) that
 breaks it; a *reachable* probe succeeds at the first state that reaches its target. Each probe
 may carry a premise ("sometimes" check): a premise never met makes the claim vacuous.
@@ -37,11 +37,11 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterator, NamedTuple
 
-from heuristics.abs_space import POOL, SLOTTED, AbsView
-from heuristics.cluster import Job, Placement
-from heuristics.policy import Policy
-from oracle.paper_phi import wcc_holds
-from proofs_check.canonical import canonical
+from heuristics.gpu.abs_space import POOL, SLOTTED, AbsView
+from heuristics.gpu.cluster import Job, Placement
+from heuristics.gpu.policy import Policy
+from oracle.gpu.paper_phi import wcc_holds
+from proofs_check.gpu.canonical import canonical
 
 if TYPE_CHECKING:
     from proofs_check.parallel import Engine
@@ -472,8 +472,8 @@ def state_to_json(key: Hashable) -> dict[str, Any]:
 
 
 def state_from_json(d: dict[str, Any]) -> Hashable:
-    from heuristics.abs_space import NodeView, SlotView
-    from heuristics.cluster import Instance
+    from heuristics.gpu.abs_space import NodeView, SlotView
+    from heuristics.gpu.cluster import Instance
 
     if d.get("type") == "abs":
         return AbsView(int(d["capacity"]), tuple(

@@ -57,7 +57,7 @@ import zlib
 from dataclasses import dataclass
 from typing import Any, Callable, Hashable, Iterable, Iterator
 
-from oracle.paper_phi import wcc_holds
+from oracle.gpu.paper_phi import wcc_holds
 from proofs_check.explorer import (
     Bounds,
     Event,

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Hashable
 
-from heuristics.abs_space import POOL, SLOTTED, AbsView
-from heuristics.cluster import Job
-from proofs_check.canonical import canonical, canonical_map
+from heuristics.gpu.abs_space import POOL, SLOTTED, AbsView
+from heuristics.gpu.cluster import Job
+from proofs_check.gpu.canonical import canonical, canonical_map
 from proofs_check.explorer import Event, Facts, PhiUnknown, PolicyFactory, state_from_json, used_per_node
 from proofs_check.verdict import ClaimResult, Verdict
 
@@ -126,7 +126,7 @@ def replay_record(rec: dict[str, Any], factory: PolicyFactory | None = None) -> 
     holds if it no longer does (e.g. the scheduler was fixed). Returns the result and the lines
     to print (every event and the state after it, and where the replay departs from the record).
     """
-    from proofs_check.claims import CLAIMS, compass_factory, exact_phi_star, sif_numbers
+    from proofs_check.gpu.claims import CLAIMS, compass_factory, exact_phi_star, sif_numbers
 
     cid = rec.get("claim")
     if cid not in CLAIMS:
@@ -202,12 +202,12 @@ def _replay_delegated(claim, rec: dict[str, Any]) -> tuple[ClaimResult, list[str
     """RingStitch records are re-run by their own checker's replay function, which re-solves the
     instance: 'suboptimal' reproduces the violation, 'optimal' means it no longer does."""
     try:
-        import proofs_check.ring_claims as ring
+        import proofs_check.rack.ring_claims as ring
     except ImportError as e:
-        raise ReplayError(f"{claim.id}: proofs_check.ring_claims is not available ({e})") from None
+        raise ReplayError(f"{claim.id}: proofs_check.rack.ring_claims is not available ({e})") from None
     fn = getattr(ring, f"replay_{claim.id.replace('-', '_')}", None)
     if fn is None:
-        raise ReplayError(f"{claim.id}: proofs_check.ring_claims has no replay function for this record")
+        raise ReplayError(f"{claim.id}: proofs_check.rack.ring_claims has no replay function for this record")
     status, shown = fn(rec)
     lines = [f"replay {claim.id}"] + list(shown)
     b = {"record": "ring"}

@@ -12,7 +12,7 @@ import platform
 from typing import Any, Iterable
 from xml.etree import ElementTree as ET
 
-from proofs_check.claims import CLAIMS, Claim
+from proofs_check.gpu.claims import CLAIMS, Claim
 from proofs_check.explorer import Bounds
 from proofs_check.verdict import ClaimResult, Verdict, exit_code
 

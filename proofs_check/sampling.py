@@ -22,11 +22,11 @@ from typing import Any
 from hypothesis import HealthCheck, Phase, given, seed, settings, target
 from hypothesis import strategies as st
 
-from heuristics.abs_space import in_abs, nonfull_pool, nonfull_slotted, unsaturated_fuf_slots
-from heuristics.cluster import Job
-from oracle.paper_phi import wcc_holds
-from proofs_check.canonical import canonical
-from proofs_check.claims import Claim, compass_factory, exact_phi_star, shown_trace, variant_name
+from heuristics.gpu.abs_space import in_abs, nonfull_pool, nonfull_slotted, unsaturated_fuf_slots
+from heuristics.gpu.cluster import Job
+from oracle.gpu.paper_phi import wcc_holds
+from proofs_check.gpu.canonical import canonical
+from proofs_check.gpu.claims import Claim, compass_factory, exact_phi_star, shown_trace, variant_name
 from proofs_check.explorer import Event, Facts, PhiUnknown, PolicyFactory, running_jobs, state_to_json
 from proofs_check.verdict import ClaimResult, Verdict
 

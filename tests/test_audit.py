@@ -4,8 +4,8 @@ from fractions import Fraction
 
 import pytest
 
-from proofs_check.audit import AuditError, audit_file, parse_bound
-from proofs_check.cli import main
+from proofs_check.gpu.audit import AuditError, audit_file, parse_bound
+from proofs_check.cli.verify import main
 from proofs_check.verdict import Verdict
 
 

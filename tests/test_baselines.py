@@ -1,9 +1,9 @@
-"""Baseline placement policies (heuristics.baselines): node choice, gang admission, state round trips."""
+"""Baseline placement policies (heuristics.gpu.baselines): node choice, gang admission, state round trips."""
 import pytest
 
-from heuristics.baselines import RULES, NodeRulePolicy, fgd_fragmentation
-from heuristics.cluster import Instance, Job, Placement, placement_violations
-from heuristics.policy import make_policy, policy_names
+from heuristics.gpu.baselines import RULES, NodeRulePolicy, fgd_fragmentation
+from heuristics.gpu.cluster import Instance, Job, Placement, placement_violations
+from heuristics.gpu.policy import make_policy, policy_names
 
 
 def _state(*used_per_node: tuple[tuple[int, int], ...]) -> Placement:

@@ -1,4 +1,4 @@
-"""proofs_check.canonical: equivalent states share one key, non-equivalent states never do.
+"""proofs_check.gpu.canonical: equivalent states share one key, non-equivalent states never do.
 
 The reference is a brute-force canonical form (minimum over *all* node orders and *all* job
 relabellings of a sorted encoding), so "same key" is checked against true isomorphism.
@@ -8,9 +8,9 @@ from itertools import permutations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from heuristics.abs_space import EMPTY, POOL, SLOTTED, AbsView, NodeView, SlotView, slot_width
-from heuristics.cluster import Instance, Placement
-from proofs_check.canonical import canonical, is_canonical
+from heuristics.gpu.abs_space import EMPTY, POOL, SLOTTED, AbsView, NodeView, SlotView, slot_width
+from heuristics.gpu.cluster import Instance, Placement
+from proofs_check.gpu.canonical import canonical, is_canonical
 
 G = 8
 

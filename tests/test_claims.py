@@ -1,12 +1,12 @@
-"""proofs_check.claims: the catalogue, verdict rules (holds / violated / vacuous / inconclusive),
+"""proofs_check.gpu.claims: the catalogue, verdict rules (holds / violated / vacuous / inconclusive),
 the count-vector claims against an independent brute force."""
 from dataclasses import replace
 
 import pytest
 
-from oracle.paper_phi import closed_form_phi, wcc_holds
-from oracle.phi_star import phi_star_bruteforce
-from proofs_check.claims import (
+from oracle.gpu.paper_phi import closed_form_phi, wcc_holds
+from oracle.gpu.phi_star import phi_star_bruteforce
+from proofs_check.gpu.claims import (
     CATALOGUE,
     CLAIMS,
     THEOREMS,
@@ -72,7 +72,7 @@ def test_closed_form_small_bound_gives_a_decided_verdict():
 def test_vacuous_when_premise_never_met():
     """lemA2 needs a FUF anchor; with arrivals restricted to g ∈ {1,2,4} none is ever placed."""
     lem = replace(CLAIMS["lemA2"], demands=(1, 2, 4))
-    import proofs_check.claims as cl
+    import proofs_check.gpu.claims as cl
     r = cl.run_claims([lem], SMALL)[0]
     assert r.verdict == Verdict.VACUOUS and "premise never met" in r.message
 
@@ -103,7 +103,7 @@ def test_operator_failure_violates_prop1():
 def test_missing_delegate_is_an_error_not_a_verdict(monkeypatch):
     import sys
 
-    monkeypatch.setitem(sys.modules, "proofs_check.ring_claims", None)  # import fails
+    monkeypatch.setitem(sys.modules, "proofs_check.rack.ring_claims", None)  # import fails
     errors: list[str] = []
     assert run_claims([CLAIMS["ring-exact"]], SMALL, errors=errors) == []
     assert errors and "ring-exact" in errors[0]

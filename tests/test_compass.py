@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from heuristics.abs_space import (
+from heuristics.gpu.abs_space import (
     POOL,
     SLOTTED,
     AbsView,
@@ -21,9 +21,9 @@ from heuristics.abs_space import (
     slot_width,
     unsaturated_fuf_slots,
 )
-from heuristics.cluster import Job, partial_nodes, placement_violations
-from heuristics.compass import VARIANTS, Compass, make_variant
-from heuristics.policy import make_policy
+from heuristics.gpu.cluster import Job, partial_nodes, placement_violations
+from heuristics.gpu.compass import VARIANTS, Compass, make_variant
+from heuristics.gpu.policy import make_policy
 
 
 def slotted(*slots: SlotView) -> NodeView:

@@ -1,10 +1,10 @@
 """proofs_check.explorer: BFS coverage, shortest traces, budgets, WCC pruning, exact replay."""
-from heuristics.abs_space import AbsView
-from heuristics.cluster import partial_nodes
-from heuristics.compass import Compass
-from heuristics.policy import make_policy
-from oracle.paper_phi import wcc_holds
-from proofs_check.claims import CLAIMS, exact_phi_star, state_result
+from heuristics.gpu.abs_space import AbsView
+from heuristics.gpu.cluster import partial_nodes
+from heuristics.gpu.compass import Compass
+from heuristics.gpu.policy import make_policy
+from oracle.gpu.paper_phi import wcc_holds
+from proofs_check.gpu.claims import CLAIMS, exact_phi_star, state_result
 from proofs_check.explorer import (
     Bounds,
     Event,
@@ -106,7 +106,7 @@ def test_counterexample_replays_exactly_and_json_round_trips():
     last = f.states[-1]
     assert isinstance(last, AbsView)
     # the numbers in the finding are those of the final state, recomputed independently
-    from heuristics.abs_space import view_placement
+    from heuristics.gpu.abs_space import view_placement
     assert f.numbers["Φπ"] == partial_nodes(view_placement(last))
     assert f.numbers["Φ★"] == exact_phi_star(counts_of_state(last, 8), f.n_nodes)
     assert f.numbers["Φπ"] - f.numbers["Φ★"] > 2

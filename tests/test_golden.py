@@ -20,7 +20,7 @@ GOLDEN = Path(__file__).parent / "golden" / "verify_all_max_nodes_3.json"
 def test_verify_all_matches_golden(tmp_path: Path) -> None:
     out = tmp_path / "r.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "proofs_check.cli", "--all", "--max-nodes", "3", "--json", str(out)],
+        [sys.executable, "-m", "proofs_check.cli.verify", "--all", "--max-nodes", "3", "--json", str(out)],
         capture_output=True, text=True, timeout=1200,
     )
     assert proc.returncode == 1, proc.stderr[-2000:]

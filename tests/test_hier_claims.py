@@ -7,12 +7,12 @@ import random
 import hypothesis.strategies as st
 from hypothesis import given, settings
 
-from heuristics.abs_space import AbsView
-from heuristics.cluster import Job
-from heuristics.hier_compass import HierCompass, HierView
-from proofs_check.claims import resolve, run_claims
+from heuristics.gpu.abs_space import AbsView
+from heuristics.gpu.cluster import Job
+from heuristics.gpu.hier_compass import HierCompass, HierView
+from proofs_check.gpu.claims import resolve, run_claims
 from proofs_check.explorer import Bounds
-from proofs_check.hier_claims import (
+from proofs_check.gpu.hier_claims import (
     HierBounds,
     hier_canonical,
     legal_demands,
@@ -114,7 +114,7 @@ def test_sampling_beyond_the_exhaustive_range_reports_its_count():
 
 
 def test_verify_cli_runs_theorem_2(capsys):
-    from proofs_check.cli import main
+    from proofs_check.cli.verify import main
 
     code = main(["--theorem", "2", "--max-domains", "1", "--panels", "2", "--depth", "2", "--quiet"])
     out = capsys.readouterr().out
@@ -133,14 +133,14 @@ def test_sampled_counterexample_replays():
     hb = HierBounds(max_domains=1, panels=(3,), depth=2, samples=30, sample_domains=4, sample_events=12, seed=1)
     (r,) = run_hier_claims(resolve_hier(["thm2-lifted.slotted"]), hb)
     assert r.verdict == Verdict.VIOLATED and "sampled" in r.message  # D = 1 cannot break it; D ≥ 2 can
-    from proofs_check.hier_claims import replay_record
+    from proofs_check.gpu.hier_claims import replay_record
 
     res, lines = replay_record(r.counterexample)
     assert res.verdict == Verdict.VIOLATED and res.claim_id == "thm2-lifted.slotted[K=3]"
 
 
 def test_verify_replay_of_a_hierarchical_trace(tmp_path, capsys):
-    from proofs_check.cli import main
+    from proofs_check.cli.verify import main
 
     out = tmp_path / "r.json"
     assert main(["--claim", "thm2.abs", "--max-domains", "1", "--panels", "2", "--depth", "3",

@@ -9,8 +9,8 @@ import hypothesis.strategies as st
 import pytest
 from hypothesis import given, settings
 
-from heuristics.cluster import Instance, Job
-from heuristics.hier_cluster import (
+from heuristics.gpu.cluster import Instance, Job
+from heuristics.gpu.hier_cluster import (
     DOMAIN,
     MULTI,
     SUB_PANEL,
@@ -27,7 +27,7 @@ from heuristics.hier_cluster import (
     partial_panels,
 )
 from oracle.certificate import witness_violations
-from oracle.phi_star import phi_star_bruteforce
+from oracle.gpu.phi_star import phi_star_bruteforce
 
 
 def test_instance_classes():

@@ -6,11 +6,11 @@ import hypothesis.strategies as st
 import pytest
 from hypothesis import given, settings
 
-from heuristics.abs_space import EMPTY, POOL, SLOTTED, AbsView, NodeView, SlotView
-from heuristics.cluster import Job
-from heuristics.compass import Compass
-from heuristics.hier_cluster import hier_violations
-from heuristics.hier_compass import (
+from heuristics.gpu.abs_space import EMPTY, POOL, SLOTTED, AbsView, NodeView, SlotView
+from heuristics.gpu.cluster import Job
+from heuristics.gpu.compass import Compass
+from heuristics.gpu.hier_cluster import hier_violations
+from heuristics.gpu.hier_compass import (
     GPU,
     PANEL,
     HierCompass,
@@ -18,7 +18,7 @@ from heuristics.hier_compass import (
     hier_abs_violations,
     panel_slot_width,
 )
-from heuristics.policy import make_policy
+from heuristics.gpu.policy import make_policy
 
 # An action: (True, g, w) arrival of a new job, or (False, k, 0) departure of the k-th running job.
 actions = st.lists(st.one_of(st.tuples(st.just(True), st.integers(1, 8), st.integers(1, 3)),
@@ -164,8 +164,8 @@ def test_registry_and_simulator_options():
 
 
 def test_simulator_runs_on_nvl72_racks():
-    from heuristics.simulator import SimConfig, simulate
-    from heuristics.trace_gen import generate_jobs
+    from heuristics.gpu.simulator import SimConfig, simulate
+    from heuristics.gpu.trace_gen import generate_jobs
 
     jobs = generate_jobs(n_jobs=150, days=0.05, seed=3)
     res = simulate(jobs, SimConfig("hier-compass", n_nodes=36, policy_opts=(("panels_per_domain", 9),)))

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oracle.min_migration import (
+from oracle.gpu.min_migration import (
     admit_bruteforce,
     min_migration_repack,
     min_migrations_to_admit,
@@ -16,7 +16,7 @@ from oracle.min_migration import (
     partial_count,
     repack_bruteforce,
 )
-from oracle.phi_star import phi_star_bruteforce
+from oracle.gpu.phi_star import phi_star_bruteforce
 
 G = 8
 
@@ -198,7 +198,7 @@ SNAPSHOT = {"capacity": 8, "placement": [[{"job": 1, "g": 4}], [{"job": 2, "g": 
 def run_admit(tmp_path, capsys, snapshot, *args):
     import json
 
-    from proofs_check.admit_cli import main
+    from proofs_check.cli.admit import main
 
     path = tmp_path / "snap.json"
     path.write_text(snapshot if isinstance(snapshot, str) else json.dumps(snapshot))

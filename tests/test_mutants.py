@@ -12,12 +12,12 @@ from functools import lru_cache
 
 import pytest
 
-from heuristics.abs_space import slot_width
-from heuristics.cluster import Instance, Job, Placement, empty_placement
-from heuristics.compass import VARIANTS
-from heuristics.policy import EventResult
-from oracle.phi_star import phi_star
-from proofs_check.claims import CLAIMS, run_claims
+from heuristics.gpu.abs_space import slot_width
+from heuristics.gpu.cluster import Instance, Job, Placement, empty_placement
+from heuristics.gpu.compass import VARIANTS
+from heuristics.gpu.policy import EventResult
+from oracle.gpu.phi_star import phi_star
+from proofs_check.gpu.claims import CLAIMS, run_claims
 from proofs_check.explorer import Bounds
 from proofs_check.verdict import Verdict
 
@@ -111,11 +111,11 @@ class OptimalRepacker:
 
     def arrive(self, job: Job) -> EventResult:
         insts = [i for node in self.p.nodes for i in node] + [Instance(job.id, job.g)] * job.w
-        return EventResult(True) if self._repack(insts) else EventResult(False, (), "does not fit")
+        return EventResult.applied() if self._repack(insts) else EventResult.refused("does not fit")
 
     def depart(self, job_id: int) -> EventResult:
         assert self._repack([i for node in self.p.nodes for i in node if i.job != job_id])
-        return EventResult(True)
+        return EventResult.applied()
 
     def placement(self) -> Placement:
         return self.p

@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from oracle.certificate import witness_violations
-from oracle.paper_phi import algorithm2, closed_form_phi, combine, total_demand, wcc_holds
-from oracle.patterns import from_sizes
-from oracle.phi_star import min_nodes_bruteforce, phi_star_bruteforce, phi_star_cpsat, phi_star_milp
+from oracle.gpu.paper_phi import algorithm2, closed_form_phi, combine, total_demand, wcc_holds
+from oracle.gpu.patterns import from_sizes
+from oracle.gpu.phi_star import min_nodes_bruteforce, phi_star_bruteforce, phi_star_cpsat, phi_star_milp
 
 G = 8
 # Documented in docs/findings-phi.md; the exhaustive test below recomputes them.

@@ -16,7 +16,7 @@ from dataclasses import asdict
 
 import pytest
 
-from proofs_check.claims import CLAIMS, compass_factory, exact_phi_star
+from proofs_check.gpu.claims import CLAIMS, compass_factory, exact_phi_star
 from proofs_check.explorer import Bounds, PhiUnknown, explore
 from proofs_check.parallel import Engine, owner
 
@@ -27,7 +27,7 @@ def simulate(args: list[str], block_dask: bool = False) -> subprocess.CompletedP
     """`simulate` in a child process: simulate_cli binds sys.stdout / sys.stderr as default
     arguments at import, so importing it here would capture other tests' output streams."""
     code = ("import sys; " + ("sys.modules['distributed'] = None; " if block_dask else "") +
-            "from proofs_check.simulate_cli import main; sys.exit(main(sys.argv[1:]))")
+            "from proofs_check.cli.simulate import main; sys.exit(main(sys.argv[1:]))")
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120)
 
 
@@ -106,7 +106,7 @@ def test_ownership_is_the_same_in_every_process_and_spreads_states():
 
 
 def test_missing_dask_or_bad_flags_exit_2_with_one_line(monkeypatch, capsys, tmp_path):
-    from proofs_check.cli import main as verify
+    from proofs_check.cli.verify import main as verify
 
     monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed → ImportError
     assert verify(["--theorem", "1", "--max-nodes", "2", "--backend", "dask", "--quiet"]) == 2
@@ -140,7 +140,7 @@ def test_dask_exploration_equals_serial(dask_address):
 
 
 def test_verify_command_on_dask_equals_local(dask_address, tmp_path, capsys):
-    from proofs_check.cli import main as verify
+    from proofs_check.cli.verify import main as verify
 
     common = ["--theorem", "1", "--max-nodes", "3", "--depth", "5", "--max-jobs", "3", "--max-w", "2", "--quiet"]
     runs = {}
@@ -174,7 +174,7 @@ def test_simulate_sweep_on_dask_equals_serial(dask_address, tmp_path):
 
 
 def test_ringsim_sweep_on_dask_and_local_pool_equals_serial(dask_address, tmp_path, capsys):
-    from proofs_check.ringsim_cli import main as ringsim
+    from proofs_check.cli.ringsim import main as ringsim
 
     common = ["--dims", "2,2,2", "--warmup", "2", "--measure", "6", "--drain", "2", "--loads", "0.8",
               "--seeds", "2", "--workloads", "B", "--schedulers", "ringstitch,full-rack", "--no-plots"]

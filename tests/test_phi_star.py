@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from oracle.certificate import Certificate, witness_partial_nodes, witness_violations
-from oracle.patterns import bin_patterns, from_sizes, load, sizes
-from oracle.phi_star import (
+from oracle.gpu.patterns import bin_patterns, from_sizes, load, sizes
+from oracle.gpu.phi_star import (
     PhiStarUnknown,
     certified_value,
     min_nodes,

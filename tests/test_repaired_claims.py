@@ -1,10 +1,10 @@
 """The repaired COMPASS variant's claims (issue 8) and the ABS limit claim abs.phi1."""
 from __future__ import annotations
 
-from heuristics.abs_space import AbsView, NodeView
-from heuristics.policy import Migration
-from proofs_check.claims import CLAIMS, VARIANT_CLAIMS, resolve, run_claims
-from proofs_check.cli import main
+from heuristics.gpu.abs_space import AbsView, NodeView
+from heuristics.gpu.policy import Migration
+from proofs_check.gpu.claims import CLAIMS, VARIANT_CLAIMS, resolve, run_claims
+from proofs_check.cli.verify import main
 from proofs_check.explorer import Bounds, Event, Facts
 from proofs_check.verdict import Verdict
 

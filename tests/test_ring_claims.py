@@ -1,8 +1,8 @@
 """Claims ring-exact and ring-choice on small bounds (the full runs live in `verify`)."""
 import json
 
-from heuristics.ringstitch import RingStitch
-from proofs_check.ring_claims import check_ring_choice, check_ring_exact, replay_ring_choice
+from heuristics.rack.ringstitch import RingStitch
+from proofs_check.rack.ring_claims import check_ring_choice, check_ring_exact, replay_ring_choice
 from proofs_check.verdict import Verdict
 
 
@@ -41,7 +41,7 @@ def test_ring_choice_inconclusive_when_the_oracle_runs_out_of_time():
 
 
 def test_verify_replay_reproduces_a_ring_choice_counterexample(tmp_path, capsys):
-    from proofs_check.cli import main
+    from proofs_check.cli.verify import main
 
     ce = {"claim": "ring-choice", "dims": [1, 2, 3], "capacity": 3, "residual": [0, 0, 1, 1, 1, 0],
           "demand": 2, "penalty": "linear"}

@@ -3,8 +3,8 @@ import csv
 
 import pytest
 
-from heuristics.ocs_sim import SimResult
-from proofs_check.ringsim_cli import main
+from heuristics.rack.ocs_sim import SimResult
+from proofs_check.cli.ringsim import main
 
 
 def test_tiny_sweep_writes_csv_plots_and_table(tmp_path, capsys):

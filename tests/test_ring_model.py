@@ -5,9 +5,9 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from heuristics.racks import (FragmentationPenalty, RackCluster, RackPlacement, check_residual,
+from heuristics.rack.racks import (FragmentationPenalty, RackCluster, RackPlacement, check_residual,
                               hop_distance, placement_violations, ring_cost)
-from heuristics.ring_order import enumerate_ring, nearest_neighbour_ring, ring_order
+from heuristics.rack.ring_order import enumerate_ring, nearest_neighbour_ring, ring_order
 
 
 @pytest.mark.parametrize("dims", [(5, 5, 6), (2, 3, 4), (1, 1, 7), (3, 1, 1)])

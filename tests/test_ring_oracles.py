@@ -1,12 +1,12 @@
-"""Exact oracles (oracle/ring_tour.py, oracle/rack_subset.py) against brute force on small tori."""
+"""Exact oracles (oracle/rack/ring_tour.py, oracle/rack/rack_subset.py) against brute force on small tori."""
 import itertools
 
 import numpy as np
 import pytest
 
-from heuristics.racks import FragmentationPenalty, RackCluster, ring_cost
-from oracle.rack_subset import lex_optimal_subset, min_fragmentation
-from oracle.ring_tour import cp_sat_tour, held_karp, tour_length
+from heuristics.rack.racks import FragmentationPenalty, RackCluster, ring_cost
+from oracle.rack.rack_subset import lex_optimal_subset, min_fragmentation
+from oracle.rack.ring_tour import cp_sat_tour, held_karp, tour_length
 
 
 def brute_tour(d):
@@ -120,7 +120,7 @@ def test_oracle_bad_input():
 
 
 def test_path_dp_matches_enumeration(monkeypatch):
-    import oracle.rack_subset as rs
+    import oracle.rack.rack_subset as rs
     dist = RackCluster.torus((3, 4, 5)).dist
     members = np.array([0, 7, 13, 22, 31, 45])
     by_enumeration = rs._path_costs(members, dist)

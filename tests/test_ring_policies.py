@@ -4,9 +4,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from heuristics.racks import FragmentationPenalty, RackCluster, placement_violations
-from heuristics.ring_baselines import RING_POLICIES, make_ring_policy
-from heuristics.ringstitch import GENERATORS, RingStitch, fragment_first
+from heuristics.rack.racks import FragmentationPenalty, RackCluster, placement_violations
+from heuristics.rack.ring_baselines import RING_POLICIES, make_ring_policy
+from heuristics.rack.ringstitch import GENERATORS, RingStitch, fragment_first
 
 CLUSTERS = [RackCluster.torus((2, 2, 2), capacity=8), RackCluster.torus((3, 3, 2), capacity=16),
             RackCluster.torus((2, 3, 3), capacity=8, n_racks=13)]

@@ -1,10 +1,10 @@
 """OCS simulator: chip and job conservation, common random numbers, metric sanity, bad input."""
 import pytest
 
-from heuristics.ocs_sim import (WORKLOADS, Band, DurationModel, Job, Phase, Windows, Workload,
+from heuristics.rack.ocs_sim import (WORKLOADS, Band, DurationModel, Job, Phase, Windows, Workload,
                                 arrival_rate, generate_trace, simulate)
-from heuristics.racks import RackCluster
-from heuristics.ring_baselines import RING_POLICIES, make_ring_policy
+from heuristics.rack.racks import RackCluster
+from heuristics.rack.ring_baselines import RING_POLICIES, make_ring_policy
 
 SMALL = RackCluster.torus((2, 2, 3), capacity=64)
 SHORT = Windows(warmup=5, measure=20, drain=5)

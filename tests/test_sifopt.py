@@ -7,12 +7,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import heuristics.sifopt as sifopt_mod
-from heuristics.cluster import Instance, Job, Placement, partial_nodes, placement_violations
-from heuristics.policy import make_policy
-from heuristics.sifopt import SIFOpt, heuristic_repack, plain
-from oracle.min_migration import repack_bruteforce
-from oracle.phi_star import phi_star_bruteforce
+import heuristics.gpu.sifopt as sifopt_mod
+from heuristics.gpu.cluster import Instance, Job, Placement, partial_nodes, placement_violations
+from heuristics.gpu.policy import make_policy
+from heuristics.gpu.sifopt import SIFOpt, heuristic_repack, plain
+from oracle.gpu.min_migration import repack_bruteforce
+from oracle.gpu.phi_star import phi_star_bruteforce
 
 G = 8
 

@@ -7,11 +7,11 @@ import sys
 
 import pytest
 
-from heuristics.cluster import Instance, Placement
-from heuristics.sif import sif
+from heuristics.gpu.cluster import Instance, Placement
+from heuristics.gpu.sif import sif
 from oracle.certificate import Certificate
-from oracle.phi_star import PhiStarUnknown
-from proofs_check.sifopt_cli import main
+from oracle.gpu.phi_star import PhiStarUnknown
+from proofs_check.cli.sifopt import main
 
 
 def _run(capsys, argv):
@@ -93,7 +93,7 @@ def test_bad_usage_one_line_exit_2(capsys, argv, needle):
 
 def test_console_script_runs():
     """The installed entry point: `python -m` equivalent of `sifopt` in a subprocess."""
-    cmd = [sys.executable, "-c", "import sys; from proofs_check.sifopt_cli import main; sys.exit(main())",
+    cmd = [sys.executable, "-c", "import sys; from proofs_check.cli.sifopt import main; sys.exit(main())",
            "--nodes", "2", "--counts", "3=2,2=1", "--json", "--solver", "milp"]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr

@@ -1,13 +1,13 @@
-"""Run metrics (heuristics.sim_metrics) against hand-computed values on tiny traces (§5.3)."""
+"""Run metrics (heuristics.gpu.sim_metrics) against hand-computed values on tiny traces (§5.3)."""
 import math
 
 import pytest
 
-import heuristics.simulator as sim
-from heuristics.policy import EventResult, make_policy
-from heuristics.sim_metrics import compute_metrics
-from heuristics.simulator import SimConfig, simulate
-from heuristics.trace import TraceJob
+import heuristics.gpu.simulator as sim
+from heuristics.gpu.policy import EventResult, make_policy
+from heuristics.gpu.sim_metrics import compute_metrics
+from heuristics.gpu.simulator import SimConfig, simulate
+from heuristics.gpu.trace import TraceJob
 
 
 def tj(i, submit, duration, g, w):
@@ -60,7 +60,7 @@ def test_unfinished_jobs_make_ajct_nan(monkeypatch):
             self.inner = inner
 
         def arrive(self, job):
-            return self.inner.arrive(job) if job.id == 0 else EventResult(False, (), "never")
+            return self.inner.arrive(job) if job.id == 0 else EventResult.refused("never")
 
         def __getattr__(self, name):
             return getattr(self.inner, name)

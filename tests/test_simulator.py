@@ -1,4 +1,4 @@
-"""Event-driven simulator (heuristics.simulator): conservation for every scheduler, queueing,
+"""Event-driven simulator (heuristics.gpu.simulator): conservation for every scheduler, queueing,
 migration charging, determinism, input validation."""
 import math
 
@@ -6,11 +6,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import heuristics.simulator as sim
-from heuristics.cluster import placement_violations
-from heuristics.policy import EventResult, Migration, make_policy, policy_names
-from heuristics.simulator import SimConfig, simulate
-from heuristics.trace import TraceJob
+import heuristics.gpu.simulator as sim
+from heuristics.gpu.cluster import placement_violations
+from heuristics.gpu.policy import EventResult, Migration, make_policy, policy_names
+from heuristics.gpu.simulator import SimConfig, simulate
+from heuristics.gpu.trace import TraceJob
 
 
 def tj(i, submit, duration, g, w):
@@ -106,7 +106,7 @@ class _Migrator:
         if not res.ok:
             return res
         moves = tuple(Migration(j.id, j.g, 0, 1, "test") for j in others for _ in range(2))
-        return EventResult(True, moves)
+        return EventResult.applied(moves)
 
     def __getattr__(self, name):
         return getattr(self.inner, name)
@@ -131,7 +131,7 @@ def test_refused_departure_aborts_with_reason(monkeypatch):
             self.inner = inner
 
         def depart(self, jid):
-            return EventResult(False, (), "no legal move")
+            return EventResult.refused("no legal move")
 
         def __getattr__(self, name):
             return getattr(self.inner, name)
@@ -148,7 +148,7 @@ def test_stuck_queue_is_reported(monkeypatch):
             self.inner = inner
 
         def arrive(self, job):
-            return EventResult(False, (), "never")
+            return EventResult.refused("never")
 
         def __getattr__(self, name):
             return getattr(self.inner, name)
@@ -196,7 +196,7 @@ def test_bad_names_rejected():
 @settings(max_examples=150, deadline=None)
 @given(counts=st.lists(st.integers(0, 4), min_size=8, max_size=8), n_nodes=st.integers(1, 6))
 def test_bfd_certificate_agrees_with_exact_phi_star(counts, n_nodes):
-    from oracle.phi_star import phi_star_bruteforce
+    from oracle.gpu.phi_star import phi_star_bruteforce
 
     quick = sim.bfd_certified_phi_star(counts, n_nodes, 8)
     if quick is not None and sum(counts) <= 14:
@@ -222,7 +222,7 @@ def _trace_file(tmp_path, rows):
 def test_cli_end_to_end(tmp_path, capsys):
     import csv
 
-    from proofs_check.simulate_cli import main
+    from proofs_check.cli.simulate import main
 
     trace = _trace_file(tmp_path, ["0,0,10,4,1", "1,0,10,4,1", "2,1,5,8,1"])
     out = tmp_path / "out"
@@ -251,7 +251,7 @@ def test_cli_end_to_end(tmp_path, capsys):
     (["--schedulers", "hier-compass"], "panels_per_domain"),
 ])
 def test_cli_bad_input_exit_2(args, msg, capsys):
-    from proofs_check.simulate_cli import main
+    from proofs_check.cli.simulate import main
 
     assert main(args) == 2
     err = capsys.readouterr().err.strip()
@@ -259,7 +259,7 @@ def test_cli_bad_input_exit_2(args, msg, capsys):
 
 
 def test_cli_malformed_trace_names_line(tmp_path, capsys):
-    from proofs_check.simulate_cli import main
+    from proofs_check.cli.simulate import main
 
     trace = _trace_file(tmp_path, ["0,0,10,4,1", "1,0,10,nine,1"])
     assert main([trace, "--schedulers", "best-fit"]) == 2
@@ -274,7 +274,7 @@ def test_moves_of_the_departing_job_are_not_charged(monkeypatch):
 
         def depart(self, jid):
             self.inner.depart(jid)
-            return EventResult(True, (Migration(jid, 1, 0, 0, "filler-replace"),))
+            return EventResult.applied((Migration(jid, 1, 0, 0, "filler-replace"),))
 
         def __getattr__(self, name):
             return getattr(self.inner, name)
@@ -296,8 +296,8 @@ def test_round_start_migrations_are_charged_and_retry_the_queue(monkeypatch):
             self.ticks.append(now)
             if now >= 5 and not self.fired:
                 self.fired = True
-                return EventResult(True, tuple(Migration(j, 1, 0, 0, "round") for j in self.inner.running()))
-            return EventResult(True)
+                return EventResult.applied(tuple(Migration(j, 1, 0, 0, "round") for j in self.inner.running()))
+            return EventResult.applied()
 
         def __getattr__(self, name):
             return getattr(self.inner, name)
@@ -312,7 +312,7 @@ def test_round_start_migrations_are_charged_and_retry_the_queue(monkeypatch):
 
 
 def test_node_counters_agree():
-    from heuristics.cluster import empty_nodes, partial_nodes
+    from heuristics.gpu.cluster import empty_nodes, partial_nodes
 
     class PlacementOnly:
         def __init__(self, inner):

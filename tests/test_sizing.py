@@ -8,8 +8,8 @@ from math import ceil
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from heuristics.trace import LoadReport, Trace, TraceJob, rebased
-from heuristics.sizing import (
+from heuristics.gpu.trace import LoadReport, Trace, TraceJob, rebased
+from heuristics.gpu.sizing import (
     cluster_size, day_window, demand_profile, n_maxjob, percentile_demand, wcc_coverage, wcc_holds,
     window,
 )

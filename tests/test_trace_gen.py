@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from collections import Counter
 
-from heuristics.trace_gen import (
+from heuristics.gpu.trace_gen import (
     BUILTIN_JOBS, BUILTIN_PATH, generate_jobs, load_builtin, render_simple_csv, write_simple_csv,
 )
-from heuristics.trace_loaders import load_simple_csv
+from heuristics.gpu.trace_loaders import load_simple_csv
 
 
 def test_regenerating_gives_the_shipped_file_byte_for_byte():

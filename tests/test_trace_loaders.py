@@ -7,8 +7,8 @@ from typing import Callable
 
 import pytest
 
-from heuristics.trace import TraceError, TraceJob
-from heuristics.trace_loaders import (
+from heuristics.gpu.trace import TraceError, TraceJob
+from heuristics.gpu.trace_loaders import (
     CPU_ONLY, CPU_TASKS_IGNORED, FRACTIONAL, G_TOO_BIG, NO_INSTANCES, NON_HOMOGENEOUS, NON_POSITIVE,
     REGROUPED, TASKS_MERGED, UNFINISHED, UNSCHEDULED, FORMATS, load_gfs, load_openb, load_pai2020,
     load_simple_csv, load_trace, load_venus, venus_shape,

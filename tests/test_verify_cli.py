@@ -5,7 +5,7 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
-from proofs_check.cli import main
+from proofs_check.cli.verify import main
 
 TINY = ["--max-nodes", "2", "--depth", "3", "--max-jobs", "2", "--max-w", "2"]
 

@@ -1,0 +1,205 @@
+"""Non-migrating baseline placement policies: first-fit, best-fit (GFS), worst-fit and FGD.
+
+seeds/000 §5.4 compares COMPASS-ABS with, among others,
+
+* **GFS** [7]: "places each job's instances on the nodes whose remaining GPU capacity most closely
+  matches the per-instance demand, following a best-fit policy";
+* **FGD** [45] (Weng et al., ATC'23): "selects the placement that minimizes the resulting increase
+  in fragmentation they define".
+
+All four policies here share one class, :class:`NodeRulePolicy`; they differ only in the
+:class:`NodeRule` that picks the node for the next instance. Instances of a job are placed one by
+one (as Algorithm 1 places COMPASS instances), several instances of a job may share a node, and a
+job is admitted only when all its instances fit (gang); otherwise the state is left unchanged.
+
+Readings chosen (the paper gives one sentence per baseline):
+
+* Node choice is made per instance, with the cluster state updated after each instance.
+* Ties are broken by the lowest node index (first-fit's rule), so every policy is deterministic.
+* best-fit: the node with the fewest free GPUs that still fit the instance (leaves the fewest idle
+  GPUs, as §7 describes GFS/ElasticFlow/Synergy). worst-fit: the most free GPUs.
+* FGD, whole-GPU version. FGD's node fragmentation for a task m is the GPU capacity of the node that
+  m cannot use: all free GPUs when m does not fit, otherwise only partially-allocated GPUs —
+  which do not exist when every task takes whole GPUs. With f free GPUs and a per-instance
+  demand distribution p, the expected fragmentation is therefore
+
+      F(f) = Σ_m p_m · f · 1[m > f],
+
+  and an instance of demand g goes to the node minimising ΔF = F(f − g) − F(f) (ties: fewer free
+  GPUs, then lowest index). p is, by default, the "current" distribution: the per-instance demand
+  shares of the running instances plus the arriving job (FGD uses a target workload distribution;
+  pass ``demand_dist`` — eight shares for g = 1..8 — to fix one, e.g. the trace's).
+
+Admission is decided exactly before any instance moves: a job (g, w) fits iff
+Σ_n ⌊free_n / g⌋ ≥ w, and then placing instances one at a time on any node with free ≥ g always
+succeeds, because each placement lowers that sum by exactly one.
+"""
+from __future__ import annotations
+
+from bisect import insort
+from typing import Callable, Hashable, Sequence
+
+from heuristics.gpu.cluster import Instance, Job, Placement, check_job_shape
+from heuristics.gpu.policy import EventResult, register
+
+# A node rule ranks a candidate bucket: (free GPUs f, lowest node index in that bucket, demand g,
+# demand distribution p) -> sort key; the bucket with the smallest key receives the instance.
+NodeRule = Callable[[int, int, int, Sequence[float]], tuple]
+
+
+def _first_fit(f: int, idx: int, g: int, p: Sequence[float]) -> tuple:
+    return (idx,)
+
+
+def _best_fit(f: int, idx: int, g: int, p: Sequence[float]) -> tuple:
+    return (f, idx)
+
+
+def _worst_fit(f: int, idx: int, g: int, p: Sequence[float]) -> tuple:
+    return (-f, idx)
+
+
+def fgd_fragmentation(f: int, p: Sequence[float]) -> float:
+    """FGD's expected fragmentation of a node with ``f`` free whole GPUs: Σ_m p_m·f·1[m > f]
+    (``p[m-1]`` is the share of demand m)."""
+    return f * sum(p[f:])
+
+
+def _fgd(f: int, idx: int, g: int, p: Sequence[float]) -> tuple:
+    return (fgd_fragmentation(f - g, p) - fgd_fragmentation(f, p), f, idx)
+
+
+RULES: dict[str, NodeRule] = {
+    "first-fit": _first_fit,
+    "best-fit": _best_fit,
+    "worst-fit": _worst_fit,
+    "fgd": _fgd,
+}
+
+
+class NodeRulePolicy:
+    """A whole-GPU, non-migrating placement policy whose node choice is ``RULES[rule]``.
+
+    Free GPUs are kept in buckets (one sorted list of node indices per free level 0..G), so a
+    node choice inspects at most G + 1 buckets whatever the cluster size.
+    """
+
+    def __init__(self, rule: str, n_nodes: int, capacity: int = 8,
+                 demand_dist: Sequence[float] | None = None) -> None:
+        if rule not in RULES:
+            raise ValueError(f"unknown node rule {rule!r}; known: {', '.join(RULES)}")
+        if demand_dist is not None and len(demand_dist) != capacity:
+            raise ValueError(f"demand_dist needs {capacity} shares, got {len(demand_dist)}")
+        self.name = rule
+        self.n_nodes = n_nodes
+        self.capacity = capacity
+        self._rule = RULES[rule]
+        self._fixed_dist = tuple(demand_dist) if demand_dist is not None else None
+        self._nodes: list[list[Instance]] = [[] for _ in range(n_nodes)]
+        self._free = [capacity] * n_nodes
+        self._buckets: list[list[int]] = [[] for _ in range(capacity + 1)]
+        self._buckets[capacity] = list(range(n_nodes))
+        self._jobs: dict[int, Job] = {}
+        self._hosts: dict[int, list[int]] = {}
+        self._inst_counts = [0] * capacity  # running instances per demand g (index g-1)
+
+    # -- Policy protocol ---------------------------------------------------------------------
+    def arrive(self, job: Job) -> EventResult:
+        check_job_shape(job.g, job.w, self.capacity)
+        if job.id in self._jobs:
+            raise ValueError(f"job {job.id} is already running")
+        room = sum(len(b) * (f // job.g) for f, b in enumerate(self._buckets) if f >= job.g)
+        if room < job.w:
+            return EventResult.refused(f"job {job.id} ({job.w}x{job.g}) needs {job.w} slots "
+                                          f"of {job.g} GPUs, cluster offers {room}")
+        p = self._dist(job)
+        hosts = []
+        for _ in range(job.w):
+            n = self._choose(job.g, p)
+            self._move(n, -job.g)
+            self._nodes[n].append(Instance(job.id, job.g))
+            hosts.append(n)
+        self._jobs[job.id] = job
+        self._hosts[job.id] = hosts
+        self._inst_counts[job.g - 1] += job.w
+        return EventResult.applied()
+
+    def depart(self, job_id: int) -> EventResult:
+        job = self._jobs.pop(job_id, None)
+        if job is None:
+            raise ValueError(f"job {job_id} is not running")
+        for n in self._hosts.pop(job_id):
+            self._nodes[n].remove(Instance(job_id, job.g))
+            self._move(n, job.g)
+        self._inst_counts[job.g - 1] -= job.w
+        return EventResult.applied()
+
+    def placement(self) -> Placement:
+        return Placement(self.capacity, tuple(tuple(sorted(node)) for node in self._nodes))
+
+    def state_key(self) -> Hashable:
+        return self.placement()
+
+    def running(self) -> dict[int, Job]:
+        return dict(self._jobs)
+
+    def clone(self) -> "NodeRulePolicy":
+        return self.with_state(self.placement())
+
+    def with_state(self, key: Hashable) -> "NodeRulePolicy":
+        if not isinstance(key, Placement):
+            raise TypeError(f"{self.name} state keys are Placements, got {type(key).__name__}")
+        if key.n_nodes != self.n_nodes or key.capacity != self.capacity:
+            raise ValueError("placement does not match this policy's cluster size or capacity")
+        other = NodeRulePolicy(self.name, self.n_nodes, self.capacity, self._fixed_dist)
+        width: dict[int, int] = {}
+        for n, node in enumerate(key.nodes):
+            for inst in node:
+                other._move(n, -inst.g)
+                other._nodes[n].append(inst)
+                other._hosts.setdefault(inst.job, []).append(n)
+                width[inst.job] = width.get(inst.job, 0) + 1
+                other._jobs[inst.job] = Job(inst.job, inst.g, width[inst.job])
+                other._inst_counts[inst.g - 1] += 1
+        return other
+
+    # -- fast accessor used by the simulator ---------------------------------------------------
+    def occupancy(self) -> tuple[int, ...]:
+        """Number of nodes at each used-GPU level 0..G (a histogram; O(G))."""
+        return tuple(len(self._buckets[self.capacity - u]) for u in range(self.capacity + 1))
+
+    # -- internals --------------------------------------------------------------------------
+    def _dist(self, job: Job) -> Sequence[float]:
+        if self._fixed_dist is not None:
+            return self._fixed_dist
+        counts = list(self._inst_counts)
+        counts[job.g - 1] += job.w
+        total = sum(counts)
+        return [c / total for c in counts]
+
+    def _choose(self, g: int, p: Sequence[float]) -> int:
+        best_key, best_node = None, -1
+        for f in range(g, self.capacity + 1):
+            bucket = self._buckets[f]
+            if bucket:
+                key = self._rule(f, bucket[0], g, p)
+                if best_key is None or key < best_key:
+                    best_key, best_node = key, bucket[0]
+        return best_node
+
+    def _move(self, n: int, delta_free: int) -> None:
+        f = self._free[n]
+        self._buckets[f].remove(n)
+        self._free[n] = f + delta_free
+        insort(self._buckets[f + delta_free], n)
+
+
+def _factory(rule: str):
+    def make(n_nodes: int, capacity: int = 8, **opts) -> NodeRulePolicy:
+        return NodeRulePolicy(rule, n_nodes, capacity, **opts)
+
+    return make
+
+
+for _rule in RULES:
+    register(_rule)(_factory(_rule))

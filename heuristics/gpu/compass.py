@@ -1,0 +1,711 @@
+"""COMPASS-ABS (seeds/000 §4.3, Algorithm 1): Place, Remove and Compact over the Anchor-Based Space.
+
+The operators follow the paper's pseudocode. Where the text leaves a choice open, ``Variant``
+names the reading; ``VARIANTS["literal"]`` is the most literal one and every reading it takes is
+listed below (also in docs/compass.md). Other variants change a switch of ``Variant`` and nothing
+else, so a repaired COMPASS or a deliberately broken mutant is one ``dataclasses.replace`` away.
+
+Readings chosen for ``literal`` (the ambiguities of §4.3):
+
+1. *cap_C(n)* (Compact notation) can be read as static (cap_pool = G as Lemma A.3 states,
+   cap_w4 = ⌊G/4⌋, cap_w2 = ⌊G/2⌋) or as count + room. The two readings give the same pass: they
+   differ only on hosts with room 0, and a room-0 host is never a destination and is the source
+   only when every host has room 0, when nothing can move. So hosts are taken as the nodes with
+   at least one class-C item and room ≥ 1.
+2. *room_C(n)* is what §4.3.4 says explicitly: G − |P(n)| for pool nodes, ⌊D(n)/4⌋ and ⌊D(n)/2⌋
+   for the slot classes, D(n) = G − Σ w(s).
+3. Compact's host list N is sorted once per class pass (descending room, ties by node index) and
+   never re-sorted; a destination that fills up stays in N (its room is 0 so it is never chosen).
+   Destination ties (equal room) go to the lowest node index.
+4. Place, g ≥ 2: argmin of D(n) over slotted nodes with D(n) ≥ w★(g), ties to the lowest index;
+   "pick any empty node" = the lowest-index empty node.
+5. Place, filler draw ("draw up to r 1-GPU instances from pool nodes"): one at a time from the
+   least-occupied pool node (ties: lowest index), so a draw never turns a full pool node partial
+   while a partial one exists. Within a pool node, instances are taken in arrival order.
+6. Place, g = 1, "∃ s with vacancy": the vacancy of the lowest node index (then slot order);
+   "∃ pool node with |P| < G": the fullest such node (best fit, ties to the lowest index);
+   else the lowest-index empty node becomes a pool node.
+7. Remove, 1-GPU filler: the prose of §4.3.3 and Lemma A.2 say a replacement is drawn from the pool
+   "to keep the slot saturated"; the pseudocode omits it. ``literal`` follows the prose (the proof
+   depends on it); ``replace_departed_filler=False`` is the bare pseudocode.
+8. Remove, anchor: the fillers' destinations are chosen (by the 1-GPU rule of Place, excluding the
+   departing slot itself) *before* the slot is dissolved, as in pseudocode lines 4–8. If a filler
+   has no legal destination then, the event is an explicit operator failure and the state is left
+   unchanged. ``dissolve_first=True`` dissolves first, so the freed GPUs can take the fillers.
+9. Algorithm 1 removes "the k-th instance" of a departing job; instances of a job are
+   interchangeable, so k orders them by current location (node index, then position). A filler's
+   replacement may then be drawn from the departing job's own pool instances (moved, then
+   removed); ``pool_first=True`` removes those first.
+10. A pool node left with no instance, or a slotted node left with no slot, becomes empty.
+
+Variant ``repaired`` (docs/repaired.md) changes four switches and nothing else: Compact runs the
+pool pass and then one slot pass over all widths (``_slot_repack``) instead of the w4 and w2
+passes; Remove dissolves a slot before re-seating its fillers; a job is admitted only if every
+filler keeps a pool or empty-node seat to return to (``filler_reserve``); a departing job's pool
+instances leave before its fillers. Its invariants, each a claim of ``verify --all --variant
+repaired``: under WCC after every event at most one non-full slotted node, at most one non-full
+pool node, SIF ≤ 2/N, every FUF slot saturated (thm1.*, lemA2); for any event sequence every
+state is in Σ and no operator is ever without a legal move (prop1.*); an event of a job with w
+instances causes at most 9·w + 13 migrations (migr).
+"""
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, replace
+from typing import Callable
+
+from heuristics.gpu.abs_space import (
+    EMPTY,
+    POOL,
+    SLOTTED,
+    AbsView,
+    NodeView,
+    SlotView,
+    is_fuf,
+    slot_width,
+    view_placement,
+)
+from heuristics.gpu.cluster import G_DEFAULT, Job, Placement, check_job_shape
+from heuristics.gpu.policy import EventResult, Migration, register
+
+SLOT_CLASSES = {"w4": 4, "w2": 2}
+BLOCKED = "blocked"  # an empty node out of service (see ``Compass.set_blocked``)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """The switches that distinguish COMPASS readings; see the module docstring."""
+
+    name: str
+    compact_on_arrival: bool = True
+    compact_on_departure: bool = True
+    compact_classes: tuple[str, ...] = ("pool", "w4", "w2")
+    width: Callable[[int], int] = slot_width
+    slot_host: str = "best-fit"  # best-fit | first-fit | worst-fit (which slotted node gets a new slot)
+    filler_source: str = "least-occupied"  # least-occupied | most-occupied | none
+    unit_pool: str = "fullest"  # fullest | emptiest: which partial pool node a 1-GPU instance joins
+    replace_departed_filler: bool = True
+    dissolve_first: bool = False  # Remove: dissolve the slot before re-seating its fillers (reading 8)
+    filler_reserve: bool = False  # admit a job only if every filler keeps a pool/empty seat to return to
+    pool_first: bool = False  # a departing job's pool instances leave before its fillers (reading 9)
+    doc: str = ""
+
+
+VARIANTS: dict[str, Variant] = {
+    "literal": Variant("literal", doc="the paper's pseudocode with the readings of the module docstring"),
+    "repaired": Variant(
+        "repaired",
+        compact_classes=("pool", "slots"),
+        dissolve_first=True,
+        filler_reserve=True,
+        pool_first=True,
+        doc="one slot pass over all widths, fillers re-seated after dissolving, filler seat reserve,"
+        " a departing job's pool instances removed first",
+    ),
+    "prop3": Variant(
+        "prop3",
+        compact_on_arrival=False,
+        doc="Appendix A: best-fit Place, no Compact on arrival, Compact after departures",
+    ),
+}
+
+
+class OperatorFailure(Exception):
+    """An operator had no legal move; Algorithm 1 cannot produce a state for this event."""
+
+
+class _Slot:
+    __slots__ = ("width", "job", "g", "fillers", "node")
+
+    def __init__(self, width: int, job: int, g: int, node: int) -> None:
+        self.width, self.job, self.g, self.node = width, job, g, node
+        self.fillers: list[_Unit] = []
+
+    @property
+    def vacancy(self) -> int:
+        return self.width - self.g - len(self.fillers)
+
+
+class _Unit:
+    """A 1-GPU instance: a filler of ``slot`` or, when ``slot`` is None, an occupant of pool ``node``."""
+
+    __slots__ = ("job", "slot", "node")
+
+    def __init__(self, job: int, node: int, slot: _Slot | None = None) -> None:
+        self.job, self.node, self.slot = job, node, slot
+
+
+class _MinIndex:
+    """Node ids bucketed by an integer key, each bucket a min-heap with lazy deletion.
+
+    The balanced-structure index of Proposition 2: a node's current key is recorded eagerly (so
+    bucket sizes are exact), stale heap entries are dropped when they reach the top, so an update
+    costs one push (O(log N)) and a lowest-index query amortised O(log N).
+    """
+
+    def __init__(self, key_of: Callable[[int], int | None]) -> None:
+        self._key_of = key_of
+        self._cur: dict[int, int | None] = {}
+        self._size: dict[int | None, int] = {}
+        self._heaps: dict[int, list[int]] = {}
+        self._live: dict[int, set[int]] = {}
+
+    def touch(self, n: int) -> None:
+        k = self._key_of(n)
+        old = self._cur.get(n)
+        if n in self._cur and old == k:
+            return
+        if n in self._cur:
+            self._size[old] -= 1
+        self._cur[n] = k
+        self._size[k] = self._size.get(k, 0) + 1
+        if k is None:
+            return
+        live = self._live.setdefault(k, set())
+        if n not in live:
+            live.add(n)
+            heapq.heappush(self._heaps.setdefault(k, []), n)
+
+    def size(self, k: int) -> int:
+        return self._size.get(k, 0)
+
+    def lowest(self, k: int) -> int | None:
+        heap = self._heaps.get(k)
+        while heap:
+            n = heap[0]
+            if self._cur[n] == k:
+                return n
+            heapq.heappop(heap)
+            self._live[k].discard(n)
+        return None
+
+    def members(self, k: int) -> list[int]:
+        """All nodes with key ``k`` in index order (O(bucket size))."""
+        if not self._size.get(k):
+            return []
+        heap = self._heaps[k]
+        keep = sorted({n for n in heap if self._cur[n] == k})
+        if len(keep) != len(heap):
+            self._heaps[k] = keep  # a sorted list is a valid heap
+            self._live[k] = set(keep)
+        return keep
+
+
+class Compass:
+    """COMPASS-ABS on ``n_nodes`` nodes of ``capacity`` GPUs; implements ``heuristics.gpu.policy.Policy``."""
+
+    def __init__(self, n_nodes: int, capacity: int = G_DEFAULT, variant: str | Variant = "literal") -> None:
+        if n_nodes < 1:
+            raise ValueError(f"n_nodes={n_nodes} must be >= 1")
+        self.n_nodes, self.capacity = n_nodes, capacity
+        self.variant = VARIANTS[variant] if isinstance(variant, str) else variant
+        self.name = f"compass-{self.variant.name}"
+        self._reset()
+
+    # ----------------------------------------------------------------- state and indexes
+    def _reset(self) -> None:
+        N = self.n_nodes
+        self.kind: list[str] = [EMPTY] * N
+        self.pool: list[list[_Unit]] = [[] for _ in range(N)]
+        self.slots: list[list[_Slot]] = [[] for _ in range(N)]
+        self.jobs: dict[int, Job] = {}
+        self.members: dict[int, list[_Slot | _Unit]] = {}
+        self._counts = [0] * (self.capacity + 1)
+        self._partial = 0
+        self._is_partial = [False] * N
+        self._vac = [0] * N
+        self._vac_total = 0
+        self._empty = _MinIndex(lambda n: 0 if self.kind[n] == EMPTY else None)
+        self._by_room = _MinIndex(self._slotted_room)
+        self._by_fill = _MinIndex(lambda n: len(self.pool[n]) if self.kind[n] == POOL else None)
+        self._vacant = _MinIndex(lambda n: 0 if self.kind[n] == SLOTTED and self._vacancy(n) else None)
+        for n in range(N):
+            self._touch(n)
+
+    def _unprofiled(self, n: int) -> int:
+        """D(n) = G − Σ_{s∈S(n)} w(s)."""
+        return self.capacity - sum(s.width for s in self.slots[n])
+
+    def _slotted_room(self, n: int) -> int | None:
+        return self._unprofiled(n) if self.kind[n] == SLOTTED else None
+
+    def _vacancy(self, n: int) -> int:
+        return sum(s.vacancy for s in self.slots[n])
+
+    def _used(self, n: int) -> int:
+        if self.kind[n] == POOL:
+            return len(self.pool[n])
+        return sum(s.g + len(s.fillers) for s in self.slots[n])
+
+    def _touch(self, n: int) -> None:
+        """Re-derive node ``n``'s type and re-index it after any change to its contents."""
+        if self.kind[n] == POOL and not self.pool[n] or self.kind[n] == SLOTTED and not self.slots[n]:
+            self.kind[n] = EMPTY
+        vac = self._vacancy(n)
+        self._vac_total += vac - self._vac[n]
+        self._vac[n] = vac
+        partial = 0 < self._used(n) < self.capacity
+        if partial != self._is_partial[n]:
+            self._is_partial[n] = partial
+            self._partial += 1 if partial else -1
+        for index in (self._empty, self._by_room, self._by_fill, self._vacant):
+            index.touch(n)
+
+    # ----------------------------------------------------------------- Policy interface
+    def running(self) -> dict[int, Job]:
+        return dict(self.jobs)
+
+    def partial_count(self) -> int:
+        """Φπ, maintained incrementally."""
+        return self._partial
+
+    def empty_count(self) -> int:
+        """Fully empty nodes, maintained incrementally."""
+        return self._empty.size(0)
+
+    def instance_counts(self) -> tuple[int, ...]:
+        """n_1..n_G of the running instances, maintained incrementally."""
+        return tuple(self._counts[1:])
+
+    def abs_view(self) -> AbsView:
+        nodes = []
+        for n in range(self.n_nodes):
+            slots = tuple(
+                SlotView(s.width, s.job, s.g, tuple(f.job for f in s.fillers)) for s in self.slots[n]
+            )
+            nodes.append(NodeView(self.kind[n], tuple(u.job for u in self.pool[n]), slots))
+        return AbsView(self.capacity, tuple(nodes))
+
+    state_key = abs_view
+
+    def placement(self) -> Placement:
+        return view_placement(self.abs_view())
+
+    def clone(self) -> "Compass":
+        return self.with_state(self.abs_view())
+
+    def with_state(self, view: AbsView) -> "Compass":
+        """A Compass of the same variant whose state is ``view`` (node order and job ids as given)."""
+        c = Compass(len(view.nodes), view.capacity, self.variant)
+        shapes: dict[int, list[int]] = {}
+        for n, nd in enumerate(view.nodes):
+            c.kind[n] = nd.kind
+            for j in nd.pool:
+                u = _Unit(j, n)
+                c.pool[n].append(u)
+                c._add_member(j, u)
+                shapes.setdefault(j, [1, 0])[1] += 1
+            for sv in nd.slots:
+                s = _Slot(sv.width, sv.anchor_job, sv.anchor_g, n)
+                c.slots[n].append(s)
+                c._add_member(sv.anchor_job, s)
+                shapes.setdefault(sv.anchor_job, [sv.anchor_g, 0])[1] += 1
+                for j in sv.fillers:
+                    u = _Unit(j, n, s)
+                    s.fillers.append(u)
+                    c._add_member(j, u)
+                    shapes.setdefault(j, [1, 0])[1] += 1
+            c._touch(n)
+        for j, (g, w) in shapes.items():
+            c.jobs[j] = Job(j, g, w)
+            c._counts[g] += w
+        return c
+
+    def _add_member(self, job: int, m: _Slot | _Unit) -> None:
+        self.members.setdefault(job, []).append(m)
+
+    # ----------------------------------------------------------------- Algorithm 1
+    def arrive(self, job: Job) -> EventResult:
+        """Algorithm 1 lines 3–9: Place every instance, then Compact; all-or-nothing."""
+        check_job_shape(job.g, job.w, self.capacity)
+        if job.id in self.jobs:
+            raise ValueError(f"job {job.id} is already running")
+        room = self._admissible(job)
+        if room < job.w:
+            return EventResult.refused(f"does not fit: room for {room} of {job.w} instances of g={job.g}")
+        if self.variant.filler_reserve and not self._keeps_reserve(job):
+            return EventResult.refused("does not fit: a filler would lose its seat to return to")
+        return EventResult.applied(tuple(self._arrive(job)))
+
+    def _arrive(self, job: Job) -> list[Migration]:
+        moves: list[Migration] = []
+        self.jobs[job.id] = job
+        self._counts[job.g] += job.w
+        for _ in range(job.w):
+            moves += self._place(job.id, job.g)
+        if self.variant.compact_on_arrival:
+            moves += self._compact()
+        return moves
+
+    def _seats_minus_fillers(self) -> int:
+        """Pool and empty-node seats minus fillers: ≥ 0 means every filler could go back."""
+        pool_units = sum(c * self._by_fill.size(c) for c in range(1, self.capacity + 1))
+        fillers = self._counts[1] - pool_units
+        return self._unit_room() - self._vac_total - fillers
+
+    def _keeps_reserve(self, job: Job) -> bool:
+        """Repaired admission rule: after the arrival, every filler still has a seat outside the
+        slots (so a departing anchor's fillers always find one). Checked on a copy unless the
+        job cannot consume more seats than the slack."""
+        worst = job.w if job.g == 1 else self.capacity * job.w
+        if self._seats_minus_fillers() >= worst:
+            return True
+        trial = self.clone()
+        trial._arrive(job)
+        return trial._seats_minus_fillers() >= 0
+
+    def depart(self, job_id: int) -> EventResult:
+        """Algorithm 1 lines 10–16: Remove every instance, then Compact.
+
+        An operator failure leaves the state unchanged and is reported in ``reason``.
+        """
+        if job_id not in self.jobs:
+            raise ValueError(f"job {job_id} is not running")
+        if self._may_strand_fillers(job_id):
+            # A filler might find no destination: try on a copy so a failure changes nothing.
+            try:
+                self.clone()._depart(job_id)
+            except OperatorFailure as e:
+                return EventResult.failure(f"operator failure: {e}")
+        return EventResult.applied(tuple(self._depart(job_id)))
+
+    def _depart(self, job_id: int) -> list[Migration]:
+        job = self.jobs.pop(job_id)
+        self._counts[job.g] -= job.w
+        moves: list[Migration] = []
+        for m in sorted(self.members[job_id], key=self._removal_order):
+            moves += self._remove(m)
+        del self.members[job_id]
+        if self.variant.compact_on_departure:
+            moves += self._compact()
+        return moves
+
+    def _removal_order(self, m: _Slot | _Unit) -> tuple[bool, int, int]:
+        # With pool_first, a departing job's pool instances leave before its fillers, so a
+        # filler's replacement is never drawn from the departing job itself.
+        in_pool = isinstance(m, _Unit) and m.slot is None
+        return (self.variant.pool_first and not in_pool, *self._location(m))
+
+    def _location(self, m: _Slot | _Unit) -> tuple[int, int]:
+        if isinstance(m, _Slot):
+            return (m.node, self.slots[m.node].index(m))
+        if m.slot is not None:
+            return (m.node, self.slots[m.node].index(m.slot))
+        return (m.node, -1)
+
+    # ----------------------------------------------------------------- admission
+    def _admissible(self, job: Job) -> int:
+        """How many instances of ``job.g`` Place can install in sequence from this state.
+
+        Exact: a g ≥ 2 instance consumes w★(g) unprofiled GPUs of one node, a 1-GPU instance one
+        vacancy / pool seat / empty-node seat, and fillers drawn from the pool free no seat a
+        later instance of the same job could use.
+        """
+        if job.g == 1:
+            return self._unit_room()
+        w = self.variant.width(job.g)
+        rooms = sum((d // w) * self._by_room.size(d) for d in range(w, self.capacity))
+        return rooms + self._empty.size(0) * (self.capacity // w)
+
+    def _unit_room(self) -> int:
+        """Seats a 1-GPU instance could take: slot vacancies, pool room, empty nodes."""
+        pool = sum((self.capacity - c) * self._by_fill.size(c) for c in range(1, self.capacity))
+        return self._vac_total + pool + self.capacity * self._empty.size(0)
+
+    def compact(self) -> tuple[Migration, ...]:
+        """Compact alone (Appendix D.4 runs one level's Compact after the other level's event)."""
+        return tuple(self._compact())
+
+    def set_blocked(self, n: int, blocked: bool) -> None:
+        """Take an empty node out of service (``BLOCKED``: no operator sees it) or put it back.
+
+        Used by the hierarchical scheduler, where a node held by the other level is unusable.
+        """
+        if self.kind[n] not in (EMPTY, BLOCKED):
+            raise ValueError(f"node {n} is {self.kind[n]}, only an empty node can be blocked")
+        self.kind[n] = BLOCKED if blocked else EMPTY
+        self._touch(n)
+
+    def _may_strand_fillers(self, job_id: int) -> bool:
+        """False when the departing job's fillers surely find seats outside its own slots."""
+        own = [m for m in self.members[job_id] if isinstance(m, _Slot)]
+        fillers = sum(len(s.fillers) for s in own)
+        return fillers > 0 and fillers > self._unit_room() - sum(s.vacancy for s in own)
+
+    # ----------------------------------------------------------------- Place (§4.3.2)
+    def _place(self, job: int, g: int) -> list[Migration]:
+        if g == 1:
+            u = _Unit(job, -1)
+            self._add_member(job, u)
+            self._install_unit(u, self._unit_destination(exclude=None))
+            return []
+        w = self.variant.width(g)
+        n = self._slot_host(w)
+        if n is None:
+            n = self._empty.lowest(0)
+            if n is None:
+                raise OperatorFailure(f"no slotted node with {w} unprofiled GPUs and no empty node")
+            self.kind[n] = SLOTTED
+        s = _Slot(w, job, g, n)
+        self.slots[n].append(s)
+        self._add_member(job, s)
+        self._touch(n)
+        return self._draw_fillers(s, w - g, "filler-draw")
+
+    def _slot_host(self, w: int) -> int | None:
+        """Line 4–5: the slotted node with D(n) ≥ w chosen by ``Variant.slot_host``."""
+        rooms = range(w, self.capacity)
+        rule = self.variant.slot_host
+        if rule == "best-fit":
+            for d in rooms:
+                n = self._by_room.lowest(d)
+                if n is not None:
+                    return n
+            return None
+        cands = [n for d in rooms for n in self._by_room.members(d)]
+        if not cands:
+            return None
+        if rule == "first-fit":
+            return min(cands)
+        if rule == "worst-fit":
+            return min(cands, key=lambda n: (-self._unprofiled(n), n))
+        raise ValueError(f"unknown slot_host rule {rule!r}")
+
+    def _draw_fillers(self, s: _Slot, r: int, kind: str) -> list[Migration]:
+        """Line 9: move up to ``r`` pool instances into slot ``s`` (fewer if the pool runs dry)."""
+        moves = []
+        for _ in range(r):
+            src = self._filler_source()
+            if src is None:
+                break
+            u = self.pool[src].pop(0)
+            self._touch(src)
+            moves.append(Migration(u.job, 1, src, s.node, kind))
+            self._attach(u, s)
+        return moves
+
+    def _filler_source(self) -> int | None:
+        rule = self.variant.filler_source
+        if rule == "none":
+            return None
+        fills = range(1, self.capacity + 1)
+        if rule == "most-occupied":
+            fills = reversed(fills)
+        elif rule != "least-occupied":
+            raise ValueError(f"unknown filler_source rule {rule!r}")
+        for c in fills:
+            n = self._by_fill.lowest(c)
+            if n is not None:
+                return n
+        return None
+
+    def _unit_destination(self, exclude: _Slot | None) -> _Slot | int:
+        """Lines 11–13: a slot vacancy, else a partial pool node, else a fresh pool node."""
+        first = self._vacant.lowest(0)
+        for n in [first] if exclude is None else self._vacant.members(0):
+            for s in self.slots[n] if n is not None else ():
+                if s is not exclude and s.vacancy > 0:
+                    return s
+        fills = range(self.capacity - 1, 0, -1) if self.variant.unit_pool == "fullest" else range(1, self.capacity)
+        for c in fills:
+            n = self._by_fill.lowest(c)
+            if n is not None:
+                return n
+        n = self._empty.lowest(0)
+        if n is None:
+            raise OperatorFailure("a 1-GPU instance has no slot vacancy, pool seat or empty node")
+        return n
+
+    def _install_unit(self, u: _Unit, dest: _Slot | int) -> None:
+        if isinstance(dest, _Slot):
+            self._attach(u, dest)
+        else:
+            self._to_pool(u, dest)
+
+    def _attach(self, u: _Unit, s: _Slot) -> None:
+        u.slot, u.node = s, s.node
+        s.fillers.append(u)
+        self._touch(s.node)
+
+    def _to_pool(self, u: _Unit, n: int) -> None:
+        self.kind[n] = POOL
+        u.slot, u.node = None, n
+        self.pool[n].append(u)
+        self._touch(n)
+
+    def _detach(self, u: _Unit) -> None:
+        if u.slot is not None:
+            u.slot.fillers.remove(u)
+        else:
+            self.pool[u.node].remove(u)
+        self._touch(u.node)
+
+    # ----------------------------------------------------------------- Remove (§4.3.3)
+    def _remove(self, m: _Slot | _Unit) -> list[Migration]:
+        if isinstance(m, _Unit):
+            slot = m.slot
+            self._detach(m)
+            if slot is not None and self.variant.replace_departed_filler:
+                return self._draw_fillers(slot, 1, "filler-replace")
+            return []
+        s = m
+        if self.variant.dissolve_first:
+            return self._dissolve_then_reseat(s)
+        dests = []
+        for f in s.fillers:
+            d = self._unit_destination(exclude=s)
+            dests.append(d)
+            self._claim(d)
+        self._unclaim(dests)
+        moves = []
+        for f, d in zip(list(s.fillers), dests):
+            self._detach(f)
+            self._install_unit(f, d)
+            moves.append(Migration(f.job, 1, s.node, f.node, "filler-return"))
+        self.slots[s.node].remove(s)
+        self._touch(s.node)
+        return moves
+
+    def _dissolve_then_reseat(self, s: _Slot) -> list[Migration]:
+        src, fillers = s.node, list(s.fillers)
+        for f in fillers:
+            self._detach(f)
+        self.slots[src].remove(s)
+        self._touch(src)
+        moves = []
+        for f in fillers:
+            self._install_unit(f, self._unit_destination(exclude=None))
+            if f.node != src:  # re-seated on the freed GPUs of its own node: nothing moved
+                moves.append(Migration(f.job, 1, src, f.node, "filler-return"))
+        return moves
+
+    # Pseudocode lines 4–7 choose every filler's destination before line 8 dissolves the slot;
+    # a seat chosen for one filler must not be offered to the next, so seats are held meanwhile.
+    def _claim(self, d: _Slot | int) -> None:
+        placeholder = _Unit(-1, -1)
+        if isinstance(d, _Slot):
+            self._attach(placeholder, d)
+        else:
+            self._to_pool(placeholder, d)
+
+    def _unclaim(self, dests: list[_Slot | int]) -> None:
+        for d in dests:
+            holder = d.fillers if isinstance(d, _Slot) else self.pool[d]
+            ph = next(u for u in holder if u.job == -1)
+            self._detach(ph)
+
+    # ----------------------------------------------------------------- Compact (§4.3.4)
+    def _compact(self) -> list[Migration]:
+        moves: list[Migration] = []
+        for cls in self.variant.compact_classes:
+            moves += self._slot_repack() if cls == "slots" else self._best_fit_drain(cls)
+        return moves
+
+    def _class_items(self, cls: str, n: int) -> list[_Slot | _Unit]:
+        if cls == "pool":
+            return list(self.pool[n]) if self.kind[n] == POOL else []
+        return [s for s in self.slots[n] if s.width == SLOT_CLASSES[cls]]
+
+    def _room(self, cls: str, n: int) -> int:
+        if cls == "pool":
+            return self.capacity - len(self.pool[n])
+        return self._unprofiled(n) // SLOT_CLASSES[cls]
+
+    def _hosts(self, cls: str) -> list[int]:
+        """Line 3's N (reading 1): nodes holding a class-C item with room ≥ 1, in index order."""
+        if cls == "pool":
+            cands = [n for c in range(1, self.capacity) for n in self._by_fill.members(c)]
+        elif cls in SLOT_CLASSES:
+            w = SLOT_CLASSES[cls]
+            cands = [n for d in range(w, self.capacity) for n in self._by_room.members(d)]
+        else:
+            raise ValueError(f"unknown Compact class {cls!r}")
+        return sorted(n for n in cands if self._class_items(cls, n))
+
+    def _best_fit_drain(self, cls: str) -> list[Migration]:
+        """BestFitDrain for one class, pseudocode of Compact lines 3–15."""
+        hosts = sorted(self._hosts(cls), key=lambda n: -self._room(cls, n))
+        moves: list[Migration] = []
+        while len(hosts) >= 2:
+            src, progress = hosts[0], False
+            for x in self._class_items(cls, src):
+                dsts = [n for n in hosts if n != src and self._room(cls, n) >= 1]
+                if not dsts:
+                    break
+                dst = min(dsts, key=lambda n: (self._room(cls, n), n))
+                moves += self._migrate(cls, x, src, dst)
+                progress = True
+            if not self._class_items(cls, src):
+                hosts.remove(src)
+            if not progress:
+                break
+        return moves
+
+    def _slot_repack(self) -> list[Migration]:
+        """Repaired slot pass: all slot widths in one class, so at most one slotted node keeps
+        unprofiled space.
+
+        While two slotted nodes have D > 0, take the sparsest A (largest D) and the densest B
+        (smallest D) and move A's slots, largest first, into B while they fit; if that neither
+        fills B nor empties A, move B's slots into A instead. With widths in {2, 4} on partial
+        nodes one of the two always succeeds (A fits wholly into B unless D(B) = 2; then A holds
+        a 2, or A = {4} and B ∈ {{4,2}, {2,2,2}} fills A), so each round removes a partial
+        node with at most two slot moves.
+        """
+        moves: list[Migration] = []
+        while True:
+            partial = [n for d in range(2, self.capacity) for n in self._by_room.members(d)]
+            if len(partial) < 2:
+                return moves
+            a = min(partial, key=lambda n: (-self._unprofiled(n), n))
+            b = min((n for n in partial if n != a), key=lambda n: (self._unprofiled(n), n))
+            before = len(moves)
+            moves += self._pour(a, b)
+            if self._unprofiled(b) > 0 and self.slots[a]:
+                moves += self._pour(b, a)
+            if len(moves) == before:
+                raise AssertionError(f"slot repack stalled on nodes {a} and {b}")
+
+    def _pour(self, src: int, dst: int) -> list[Migration]:
+        moves: list[Migration] = []
+        for x in sorted(self.slots[src], key=lambda s: -s.width):
+            if x.width < self.capacity and x.width <= self._unprofiled(dst):
+                moves += self._migrate(f"w{x.width}", x, src, dst)
+        return moves
+
+    def _migrate(self, cls: str, x: _Slot | _Unit, src: int, dst: int) -> list[Migration]:
+        kind = f"compact-{cls}"
+        if isinstance(x, _Unit):
+            self._detach(x)
+            self._to_pool(x, dst)
+            return [Migration(x.job, 1, src, dst, kind)]
+        self.slots[src].remove(x)
+        self.slots[dst].append(x)
+        x.node = dst
+        for f in x.fillers:
+            f.node = dst
+        self._touch(src)
+        self._touch(dst)
+        return [Migration(x.job, x.g, src, dst, kind)] + [
+            Migration(f.job, 1, src, dst, kind) for f in x.fillers
+        ]
+
+
+def make_variant(base: str, name: str, **changes) -> Variant:
+    """A new named variant: ``base`` with some switches changed (used for repairs and mutants)."""
+    return replace(VARIANTS[base], name=name, **changes)
+
+
+def _factory(variant: str) -> Callable[..., Compass]:
+    def build(n_nodes: int, capacity: int = G_DEFAULT, **opts) -> Compass:
+        return Compass(n_nodes, capacity, variant)
+
+    return build
+
+
+for _v in VARIANTS:
+    register(f"compass-{_v}")(_factory(_v))
+
+
+def is_fuf_slot(s: SlotView) -> bool:
+    return is_fuf(s.anchor_g)

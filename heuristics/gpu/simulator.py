@@ -1,0 +1,440 @@
+"""Trace-driven, event-driven simulator of a shared GPU cluster (seeds/000 §5.1–5.3).
+
+One event heap of ``(time, priority, sequence, kind, job, version)``, as SimPy keeps it: no ticks,
+no re-sorting. Three event kinds — job completion, migration completion, job arrival, in that
+priority order at equal times (capacity freed at t is usable by a job arriving at t). The swappable
+parts are chosen by name, each from one registry:
+
+* placement policy — any name of ``heuristics.gpu.policy.policy_names()`` (COMPASS variants, the
+  baselines, SIFOpt, FFT, DRR ...);
+* queue discipline — ``heuristics.gpu.queueing.DISCIPLINES`` ("fifo" default, "backfill");
+* migration charging — ``CHARGING`` below.
+
+Migration cost (§5.1, §6.5): a migration is a checkpoint-and-restart of the migrated job, which
+delays that job's completion by c seconds (default 8 s, the paper's measured latency). Readings:
+
+* ``per-event`` (default): a job some of whose instances move during one scheduler event is
+  delayed c once for that event — the job checkpoints once and all its moved instances restart
+  together; a job moved in k different events is delayed k·c.
+* ``per-instance``: every moved instance costs c (a job with k instances moved in one event is
+  delayed k·c) — the pessimistic reading.
+
+A departure may move instances of the departing job itself (e.g. COMPASS's Remove draws a
+1-GPU replacement filler that is the job's own next instance, removed a moment later); such moves
+are counted in ``SimResult.departing_moves`` and charged to nobody.
+
+During the delay the job keeps its GPUs (at its destination); a *migration completion* event
+marks the end of the delay so the time series can show migrations in flight.
+
+Determinism: the simulator itself draws no random numbers; ties are broken by event priority and
+then by trace order. ``SimConfig.seed`` is recorded in the results and handed to policies that
+take a ``seed`` option (through ``policy_opts``), so a (trace, config) pair replays identically.
+
+Recorded (piecewise constant between events, one sample per distinct event time): partial nodes
+Φπ, fully empty nodes, used GPUs, queue length, running jobs, migrations in flight, whether the
+head of the queue is blocked although the idle GPUs cover its total demand (fragmentation-induced
+blocking, §6.6), whether WCC holds on the running instances, and the instance counts n_1..n_G from
+which Φ★ (and N·SIF = Φπ − Φ★) is computed after the run, once per distinct count vector.
+
+Round-based policies (FFT-like, DRR-like: ``heuristics.gpu.repack_baselines``) offer
+``tick(now) -> EventResult``; the simulator calls it with the current time before every event it
+processes and applies (charges) the returned round-start migrations like an event's; the queue is
+then retried, since a reorganisation can make room.
+
+Φπ and the empty-node count are read through the cheapest accessor a policy offers:
+``occupancy() -> tuple`` (number of nodes at each used level 0..G), else ``partial_count()`` plus
+``empty_count()`` (O(1) counters), else ``placement()`` (O(cluster)) — and only after events that
+changed the policy state. Used GPUs come from the simulator's own instance counts.
+"""
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, NamedTuple, Protocol, Sequence
+
+from heuristics.gpu.cluster import Job
+from heuristics.gpu.policy import Migration, Policy, make_policy
+from heuristics.gpu.queueing import get_discipline
+from heuristics.gpu.sizing import n_maxjob, wcc_holds
+
+COMPLETION, MIGRATION_DONE, ARRIVAL = 0, 1, 2  # heap priorities at equal times
+
+
+class SimJob(Protocol):
+    """What the simulator needs of a trace job (``heuristics.gpu.trace.TraceJob`` has it)."""
+
+    id: int
+    submit: float
+    duration: float
+    g: int
+    w: int
+
+
+# A charging rule maps (migration cost c, the migrations of one job in one event) to its delay.
+Charging = Callable[[float, Sequence[Migration]], float]
+CHARGING: dict[str, Charging] = {
+    "per-event": lambda c, moves: c,
+    "per-instance": lambda c, moves: c * len(moves),
+}
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    """One simulation run's parameters (everything that, with the trace, determines the run)."""
+
+    policy: str
+    n_nodes: int
+    capacity: int = 8
+    queue: str = "fifo"
+    charging: str = "per-event"
+    migration_cost: float = 8.0
+    seed: int = 0
+    policy_opts: tuple[tuple[str, object], ...] = ()
+
+
+class JobRecord(NamedTuple):
+    """Per-job outcome; ``start``/``end`` are NaN for a job the run never started/finished."""
+
+    id: int
+    g: int
+    w: int
+    submit: float
+    duration: float
+    start: float
+    end: float
+    migrations: int  # instance moves
+    migration_events: int  # scheduler events in which the job moved
+    migration_delay: float
+
+    @property
+    def queueing(self) -> float:
+        return self.start - self.submit
+
+    @property
+    def jct(self) -> float:
+        """Completion time C_i = queueing + running + migration delay (§5.3, eq. 15)."""
+        return self.end - self.submit
+
+
+SERIES_COLUMNS = ("t", "partial", "empty", "used_gpus", "queue_len", "running", "migrating",
+                  "hol_frag_blocked", "wcc", "phi_star")
+
+
+@dataclass(frozen=True)
+class Series:
+    """Columnar time series; sample i holds on [t[i], t[i+1]) (the last one has zero length)."""
+
+    t: tuple[float, ...]
+    partial: tuple[int, ...]
+    empty: tuple[int, ...]
+    used_gpus: tuple[int, ...]
+    queue_len: tuple[int, ...]
+    running: tuple[int, ...]
+    migrating: tuple[int, ...]
+    hol_frag_blocked: tuple[int, ...]
+    wcc: tuple[int, ...]
+    counts: tuple[tuple[int, ...], ...]
+    phi_star: tuple[float, ...]  # NaN where Φ★ is unknown or was not computed
+
+    def rows(self) -> Iterable[tuple]:
+        return zip(*(getattr(self, c) for c in SERIES_COLUMNS))
+
+
+@dataclass(frozen=True)
+class SimResult:
+    config: SimConfig
+    jobs: tuple[JobRecord, ...]
+    series: Series
+    events: int  # heap events processed (stale completions excluded)
+    status: str  # "complete" | "stuck" (queue left, nothing running) | "aborted" (policy error)
+    note: str = ""
+    phi_star_unknown: int = 0  # distinct count vectors whose Φ★ solve was not optimal
+    policy_refusals: int = 0
+    departing_moves: int = 0  # moves of a job's own instances during its departure (not charged)
+
+
+PhiStar = Callable[[tuple[int, ...], int, int], float]
+
+
+def bfd_certified_phi_star(counts: Sequence[int], n_nodes: int, capacity: int) -> int | None:
+    """Φ★ when a best-fit-decreasing packing proves it, else None (then ask the exact oracle).
+
+    Φ★ ≥ 1[T mod G ≠ 0] (T = total GPUs: if T is not a multiple of G some used node is not full).
+    Best-fit decreasing, run in counts space on the histogram of opened nodes by free GPUs (O(G²)
+    per call, whatever the instance count), gives a packing; when it uses at most N nodes and has
+    exactly that many partial nodes, the bound is attained and Φ★ is proven equal to it.
+    """
+    free = [0] * (capacity + 1)  # opened nodes by free GPUs
+    opened = 0
+    for g in range(capacity, 0, -1):
+        k = counts[g - 1]
+        per_new = capacity // g
+        while k > 0:
+            f = next((f for f in range(g, capacity) if free[f]), 0)
+            if not f:  # no opened node fits g: open new ones, filled per_new at a time
+                full, rest = divmod(k, per_new)
+                opened += full + (1 if rest else 0)
+                free[capacity - per_new * g] += full
+                if rest:
+                    free[capacity - rest * g] += 1
+                break
+            per = f // g  # a best-fit node keeps taking g until fewer than g GPUs are free
+            nodes = min(free[f], k // per)
+            if nodes:
+                free[f] -= nodes
+                free[f - per * g] += nodes
+                k -= nodes * per
+            else:
+                free[f] -= 1
+                free[f - k * g] += 1
+                k = 0
+    bound = 1 if sum(g * c for g, c in enumerate(counts, 1)) % capacity else 0
+    partial = sum(free[1:capacity])
+    return bound if opened <= n_nodes and partial == bound else None
+
+
+def oracle_phi_star(counts: tuple[int, ...], n_nodes: int, capacity: int) -> float:
+    """Exact Φ★: the BFD certificate when it applies, else ``oracle.gpu.phi_star`` (memoised there);
+    NaN when the exact solve is not optimal."""
+    quick = bfd_certified_phi_star(counts, n_nodes, capacity)
+    if quick is not None:
+        return float(quick)
+    from oracle.gpu.phi_star import phi_star  # late import: the oracle is optional for pure speed runs
+
+    cert = phi_star(counts, n_nodes, capacity)
+    return float(cert.objective) if cert.status == "optimal" else math.nan
+
+
+def validate_jobs(jobs: Sequence[SimJob], n_nodes: int, capacity: int) -> None:
+    """Raise ValueError naming the first job that cannot be simulated on this cluster."""
+    seen: set[int] = set()
+    for j in jobs:
+        if j.id in seen:
+            raise ValueError(f"job {j.id}: duplicate id")
+        seen.add(j.id)
+        if not 1 <= j.g <= capacity:
+            raise ValueError(f"job {j.id}: g={j.g} outside 1..{capacity}")
+        if j.w < 1:
+            raise ValueError(f"job {j.id}: w={j.w} must be >= 1")
+        if not (math.isfinite(j.submit) and math.isfinite(j.duration)) or j.duration < 0:
+            raise ValueError(f"job {j.id}: submit={j.submit}, duration={j.duration} not usable")
+        if n_maxjob(j, capacity) > n_nodes:
+            raise ValueError(f"job {j.id}: {j.w}x{j.g} GPUs needs {n_maxjob(j, capacity)} nodes, "
+                             f"cluster has {n_nodes}")
+
+
+Observer = Callable[[float, Policy, dict[int, Job]], None]
+
+
+@dataclass
+class _Running:
+    job: Job
+    end: float
+    version: int = 0
+    migrations: int = 0
+    migration_events: int = 0
+    delay: float = 0.0
+
+
+@dataclass
+class _Recorder:
+    capacity: int
+    cols: dict[str, list] = field(default_factory=lambda: {c: [] for c in SERIES_COLUMNS[:-1]})
+    counts: list = field(default_factory=list)
+
+    def sample(self, t: float, partial_empty: tuple[int, int], counts: tuple[int, ...], gpus: int,
+               queue: list[Job], running: int, migrating: int) -> None:
+        used = sum(g * c for g, c in enumerate(counts, 1))
+        idle = gpus - used
+        head = queue[0] if queue else None
+        values = (t, *partial_empty, used, len(queue), running, migrating,
+                  int(head is not None and idle >= head.g * head.w), int(wcc_holds(counts)))
+        cols = self.cols
+        if cols["t"] and cols["t"][-1] == t:  # same instant: the later state is what holds
+            for c in cols.values():
+                c.pop()
+            self.counts.pop()
+        for name, v in zip(SERIES_COLUMNS, values):
+            cols[name].append(v)
+        self.counts.append(counts)
+
+    def series(self, phi: Callable[[tuple[int, ...]], float] | None) -> tuple[Series, int]:
+        memo: dict[tuple[int, ...], float] = {}
+        if phi is not None:
+            for c in self.counts:
+                if c not in memo:
+                    memo[c] = phi(c)
+        phis = tuple(memo.get(c, math.nan) for c in self.counts)
+        unknown = sum(1 for v in memo.values() if math.isnan(v))
+        cols = {k: tuple(v) for k, v in self.cols.items()}
+        return Series(counts=tuple(self.counts), phi_star=phis, **cols), unknown
+
+
+def node_counter(policy: Policy) -> Callable[[], tuple[int, int]]:
+    """A reader of (partial nodes Φπ, fully empty nodes) using the policy's cheapest accessor."""
+    if hasattr(policy, "occupancy"):
+        def from_histogram() -> tuple[int, int]:
+            occ = policy.occupancy()
+            return sum(occ[1:-1]), occ[0]
+        return from_histogram
+    if hasattr(policy, "partial_count") and hasattr(policy, "empty_count"):
+        return lambda: (policy.partial_count(), policy.empty_count())
+
+    def from_placement() -> tuple[int, int]:
+        p = policy.placement()
+        used = [p.used(n) for n in range(p.n_nodes)]
+        return sum(1 for u in used if 0 < u < p.capacity), used.count(0)
+    return from_placement
+
+
+def simulate(jobs: Sequence[SimJob], config: SimConfig, *, phi_star: PhiStar | None = oracle_phi_star,
+             observer: Observer | None = None) -> SimResult:
+    """Replay ``jobs`` on a cluster run by ``config.policy``; see the module docstring.
+
+    ``phi_star`` computes Φ★ per distinct instance-count vector after the run (None skips it:
+    Φ★ and SIF become NaN). ``observer(time, policy, running_jobs)`` is called after every event.
+    """
+    cap, n_nodes = config.capacity, config.n_nodes
+    validate_jobs(jobs, n_nodes, cap)
+    if config.charging not in CHARGING:
+        raise ValueError(f"unknown migration charging {config.charging!r}; known: {', '.join(CHARGING)}")
+    if config.migration_cost < 0:
+        raise ValueError(f"migration cost {config.migration_cost} must be >= 0")
+    charge = CHARGING[config.charging]
+    discipline = get_discipline(config.queue)
+    policy = make_policy(config.policy, n_nodes, cap, **dict(config.policy_opts))
+    cost = float(config.migration_cost)
+    tick = getattr(policy, "tick", None)
+
+    by_id = {j.id: j for j in jobs}
+    heap: list[tuple] = []
+    seq = 0
+    for j in sorted(jobs, key=lambda j: j.submit):  # stable: trace order breaks submit ties
+        heap.append((float(j.submit), ARRIVAL, seq, j.id, 0))
+        seq += 1
+    heapq.heapify(heap)
+
+    running: dict[int, _Running] = {}
+    running_jobs: dict[int, Job] = {}
+    starts: dict[int, float] = {}
+    done: dict[int, _Running] = {}
+    counts = [0] * cap
+    queue: list[Job] = []
+    tried = 0  # queue[:tried] were refused by the current cluster state
+    migrating = 0
+    refusals = 0
+    departing_moves = 0
+    events = 0
+    status, note = "complete", ""
+    rec = _Recorder(cap)
+    now = 0.0
+    read_nodes = node_counter(policy)
+    nodes = read_nodes()
+    changed = False  # the policy state changed since ``nodes`` was read
+
+    def push(t: float, prio: int, jid: int, version: int) -> None:
+        nonlocal seq
+        heapq.heappush(heap, (t, prio, seq, jid, version))
+        seq += 1
+
+    def apply_migrations(moves: Sequence[Migration], departing: int | None = None) -> None:
+        nonlocal migrating, departing_moves
+        per_job: dict[int, list[Migration]] = {}
+        for m in moves:
+            if m.job == departing:  # moved, then removed in the same event: nothing to charge
+                departing_moves += 1
+            else:
+                per_job.setdefault(m.job, []).append(m)
+        for jid, ms in per_job.items():
+            r = running.get(jid)
+            if r is None:
+                raise _PolicyError(f"policy migrated job {jid}, which is not running")
+            d = charge(cost, ms)
+            r.migrations += len(ms)
+            r.migration_events += 1
+            r.delay += d
+            r.end += d
+            r.version += 1
+            push(r.end, COMPLETION, jid, r.version)
+            push(now + d, MIGRATION_DONE, jid, 0)
+            migrating += 1
+
+    def try_admit(job: Job) -> bool:
+        nonlocal refusals, changed
+        res = policy.arrive(job)
+        if not res.ok:
+            refusals += 1
+            return False
+        changed = True
+        tj = by_id[job.id]
+        r = _Running(job, now + float(tj.duration))
+        running[job.id] = r
+        running_jobs[job.id] = job
+        starts[job.id] = now
+        counts[job.g - 1] += job.w
+        push(r.end, COMPLETION, job.id, 0)
+        apply_migrations(res.migrations)
+        return True
+
+    try:
+        while heap:
+            t, kind, _, jid, version = heapq.heappop(heap)
+            if kind == COMPLETION and (jid not in running or running[jid].version != version):
+                continue  # superseded by a migration delay
+            now = t
+            events += 1
+            if tick is not None:  # round-based policies reorganise at their first event of a round
+                res = tick(now)
+                if not res.ok:
+                    raise _PolicyError(f"round-start reorganisation refused: {res.reason}")
+                if res.migrations:
+                    apply_migrations(res.migrations)
+                    changed, tried = True, 0
+            if kind == ARRIVAL:
+                tj = by_id[jid]
+                queue.append(Job(jid, tj.g, tj.w))
+            elif kind == MIGRATION_DONE:
+                migrating -= 1
+            else:
+                res = policy.depart(jid)
+                if not res.ok:
+                    raise _PolicyError(f"departure of job {jid} refused: {res.reason}")
+                r = running.pop(jid)
+                del running_jobs[jid]
+                counts[r.job.g - 1] -= r.job.w
+                done[jid] = r
+                tried = 0
+                changed = True
+                apply_migrations(res.migrations, departing=jid)
+            if len(queue) > tried:
+                discipline(queue, tried, try_admit)
+                tried = len(queue)  # a discipline returns only when every waiting job was refused
+            if changed:  # reading the policy may cost O(cluster): only when its state changed
+                nodes, changed = read_nodes(), False
+            rec.sample(now, nodes, tuple(counts), n_nodes * cap, queue, len(running), migrating)
+            if observer is not None:
+                observer(now, policy, running_jobs)
+        if queue:
+            status = "stuck"
+            note = (f"{len(queue)} job(s) never started: head job {queue[0].id} "
+                    f"({queue[0].w}x{queue[0].g}) refused with an idle cluster")
+    except _PolicyError as e:
+        status, note = "aborted", f"t={now}: {e}"
+
+    records = []
+    for j in jobs:
+        r = done.get(j.id) or running.get(j.id)
+        start = starts.get(j.id, math.nan)
+        end = done[j.id].end if j.id in done else math.nan
+        records.append(JobRecord(j.id, j.g, j.w, float(j.submit), float(j.duration), start, end,
+                                 r.migrations if r else 0, r.migration_events if r else 0,
+                                 r.delay if r else 0.0))
+    phi = None if phi_star is None else (lambda c: phi_star(c, n_nodes, cap))
+    series, unknown = rec.series(phi)
+    return SimResult(config, tuple(records), series, events, status, note, unknown, refusals,
+                     departing_moves)
+
+
+class _PolicyError(Exception):
+    """A policy broke the simulator's contract (refused a departure, moved a non-running job)."""

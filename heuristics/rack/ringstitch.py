@@ -1,0 +1,228 @@
+"""RingStitch (seed 004, §IV), variant ``literal``.
+
+Per job of D chips (§IV-A, Figure 2):
+1. rack-local best-fit: the rack with the smallest residual ≥ D (ties: smaller id);
+2. defer if the aggregate residual is < D;
+3. otherwise four greedy candidate generators over racks with positive residual (§IV-B), each
+   stopping once its selected capacity reaches D: small-fragment-first, fewest-racks-first,
+   best-fit, local-neighbour-first; infeasible and duplicate rack sets are dropped;
+4. each candidate gets a fragment-first allocation (racks in increasing residual, §IV-C) and the
+   shared ring order (heuristics/rack/ring_order.py);
+5. the candidate with the lexicographically smallest (racks, ring cost, fragmentation cost) wins;
+   a full tie goes to the earlier generator in the order above.
+
+Ambiguities and the readings chosen are listed in docs/ringstitch.md; the open definitions
+(fragmentation penalty, ring-order exact limit, generator set) are constructor parameters.
+The candidate machinery is shared with the baselines (heuristics/rack/ring_baselines.py), which differ
+only in which racks are eligible, which generators run and what the score is.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, ClassVar, Sequence
+
+import numpy as np
+
+from heuristics.rack.racks import (FragmentationPenalty, RackCluster, RackPlacement, check_demand,
+                              fragmentation_cost)
+from heuristics.rack.ring_order import EXACT_LIMIT, ring_order
+
+Generator = Callable[[np.ndarray, int, np.ndarray, np.ndarray], "tuple[int, ...] | None"]
+
+
+def _take_until(order: np.ndarray, residual: np.ndarray, demand: int) -> tuple[int, ...] | None:
+    """Shortest prefix of ``order`` whose residuals reach ``demand`` (None if the whole order
+    does not)."""
+    cum = np.cumsum(residual[order])
+    if len(cum) == 0 or cum[-1] < demand:
+        return None
+    stop = int(np.searchsorted(cum, demand)) + 1
+    return tuple(int(r) for r in order[:stop])
+
+
+def small_fragment_first(residual: np.ndarray, demand: int, eligible: np.ndarray,
+                         dist: np.ndarray) -> tuple[int, ...] | None:
+    """Smallest residual blocks first (ties: smaller id)."""
+    return _take_until(eligible[np.lexsort((eligible, residual[eligible]))], residual, demand)
+
+
+def fewest_racks_first(residual: np.ndarray, demand: int, eligible: np.ndarray,
+                       dist: np.ndarray) -> tuple[int, ...] | None:
+    """Largest residual blocks first (ties: smaller id)."""
+    return _take_until(eligible[np.lexsort((eligible, -residual[eligible]))], residual, demand)
+
+
+def best_fit(residual: np.ndarray, demand: int, eligible: np.ndarray,
+             dist: np.ndarray) -> tuple[int, ...] | None:
+    """Greedy close fit to the remaining need R: the smallest residual ≥ R if one exists (done),
+    else the largest residual (the closest fit from below); ties to the smaller id. Not a
+    subset-sum solve (§IV-B)."""
+    left = list(eligible[np.lexsort((eligible, residual[eligible]))])  # residual asc, id asc
+    chosen: list[int] = []
+    need = demand
+    while need > 0 and left:
+        fits = [r for r in left if residual[r] >= need]
+        pick = fits[0] if fits else max(left, key=lambda r: (residual[r], -r))
+        chosen.append(int(pick))
+        left.remove(pick)
+        need -= int(residual[pick])
+    return tuple(chosen) if need <= 0 else None
+
+
+def local_neighbour_first(residual: np.ndarray, demand: int, eligible: np.ndarray,
+                          dist: np.ndarray) -> tuple[int, ...] | None:
+    """Seed at the largest residual (ties: smaller id), then repeatedly add the eligible rack
+    nearest (in hops) to any selected rack; ties to larger residual, then smaller id."""
+    if len(eligible) == 0:
+        return None
+    res = residual[eligible]
+    seed = int(np.lexsort((eligible, -res))[0])
+    chosen = [seed]
+    free = np.ones(len(eligible), dtype=bool)
+    free[seed] = False
+    near = dist[eligible[seed], eligible].astype(np.int64)
+    got = int(res[seed])
+    while got < demand and free.any():
+        cand = np.flatnonzero(free)
+        j = int(cand[np.lexsort((eligible[cand], -res[cand], near[cand]))[0]])
+        chosen.append(j)
+        free[j] = False
+        got += int(res[j])
+        near = np.minimum(near, dist[eligible[j], eligible])
+    return tuple(int(eligible[j]) for j in chosen) if got >= demand else None
+
+
+GENERATORS: dict[str, Generator] = {
+    "small-fragment-first": small_fragment_first,
+    "fewest-racks-first": fewest_racks_first,
+    "best-fit": best_fit,
+    "local-neighbour-first": local_neighbour_first,
+}
+GENERATOR_NAMES = tuple(GENERATORS)
+
+
+def fill_in_order(residual: np.ndarray, order: Sequence[int], demand: int
+                  ) -> tuple[tuple[int, int], ...] | None:
+    """Take chips from the racks in ``order`` until D is met; racks past that point receive no
+    chip and are not part of the allocation. None if the racks hold fewer than D chips."""
+    alloc = []
+    need = demand
+    for r in order:
+        if need == 0:
+            break
+        take = min(int(residual[r]), need)
+        alloc.append((int(r), take))
+        need -= take
+    return None if need else tuple(alloc)
+
+
+def fragment_first(residual: np.ndarray, racks: Sequence[int], demand: int) -> tuple[tuple[int, int], ...]:
+    """Fill racks in increasing residual (ties: smaller id) until D is met (§IV-C)."""
+    alloc = fill_in_order(residual, sorted(racks, key=lambda r: (residual[r], r)), demand)
+    if alloc is None:
+        raise ValueError(f"racks {tuple(racks)} hold fewer than {demand} chips")
+    return alloc
+
+
+def placed(cluster: RackCluster, residual: np.ndarray, alloc: tuple[tuple[int, int], ...],
+           table: Sequence[float], exact_limit: int, source: str) -> RackPlacement:
+    """An allocation with the shared ring order over its racks and its two costs."""
+    ring, cost = ring_order([r for r, _ in alloc], cluster.dist, exact_limit)
+    return RackPlacement(alloc, ring, cost, fragmentation_cost(residual, alloc, table), source)
+
+
+def evaluate(cluster: RackCluster, residual: np.ndarray, demand: int, racks: Sequence[int],
+             table: Sequence[float], exact_limit: int, source: str) -> RackPlacement:
+    """Fragment-first allocation + shared ring order + costs of one candidate rack set."""
+    return placed(cluster, residual, fragment_first(residual, racks, demand), table, exact_limit, source)
+
+
+def _one_rack(residual: np.ndarray, demand: int, table: Sequence[float],
+              pick: Callable[[np.ndarray], int]) -> RackPlacement | None:
+    """All D chips on the rack ``pick`` chooses among those with residual ≥ D (ids ascending),
+    or None if no rack holds D."""
+    fits = np.flatnonzero(residual >= demand)
+    if len(fits) == 0:
+        return None
+    r = int(pick(fits))
+    return RackPlacement(((r, demand),), (r,), 0, float(table[int(residual[r]) - demand]), "local")
+
+
+def local_best_fit(residual: np.ndarray, demand: int, table: Sequence[float]) -> RackPlacement | None:
+    """The rack with the smallest residual ≥ D (ties: smaller id), or None."""
+    return _one_rack(residual, demand, table, lambda fits: fits[np.argmin(residual[fits])])
+
+
+def local_first_fit(residual: np.ndarray, demand: int, table: Sequence[float]) -> RackPlacement | None:
+    """The smallest-id rack with residual ≥ D, or None."""
+    return _one_rack(residual, demand, table, lambda fits: fits[0])
+
+
+def stitch_candidates(cluster: RackCluster, residual: np.ndarray, demand: int,
+                      eligible: np.ndarray, generators: Sequence[str], table: Sequence[float],
+                      exact_limit: int) -> list[RackPlacement]:
+    """Evaluated, de-duplicated candidates of the named generators, in generator order."""
+    seen: set[frozenset[int]] = set()
+    out = []
+    for name in generators:
+        racks = GENERATORS[name](residual, demand, eligible, cluster.dist)
+        if racks is None or frozenset(racks) in seen:
+            continue
+        seen.add(frozenset(racks))
+        out.append(evaluate(cluster, residual, demand, racks, table, exact_limit, name))
+    return out
+
+
+def as_residual(cluster: RackCluster, residual: Sequence[int], demand: int) -> np.ndarray:
+    """The residuals as an int array, after the cheap input checks every policy call makes (shape
+    and demand; the per-rack range check is ``racks.check_residual``, too slow per event)."""
+    check_demand(demand)
+    arr = np.asarray(residual, dtype=np.int64)
+    if arr.shape != (cluster.n,):
+        raise ValueError(f"residual: {arr.shape} values for {cluster.n} racks")
+    return arr
+
+
+Stitch = Callable[[np.ndarray, Sequence[float]], "RackPlacement | None"]
+
+
+def local_else_stitch(cluster: RackCluster, residual: Sequence[int], demand: int,
+                      penalty: FragmentationPenalty, stitch: Stitch) -> RackPlacement | None:
+    """Steps 1-2 of §IV-A, shared by RingStitch and the stitching baselines: the rack-local
+    best-fit if one rack holds D; defer if the aggregate residual is < D; otherwise
+    ``stitch(residuals, penalty table)`` (the policy's own multi-rack rule)."""
+    res = as_residual(cluster, residual, demand)
+    table = penalty.table(cluster.capacity)
+    local = local_best_fit(res, demand, table)
+    if local is not None:
+        return local
+    if int(res.sum()) < demand:
+        return None
+    return stitch(res, table)
+
+
+@dataclass(frozen=True)
+class RingStitch:
+    """The paper's scheduler; ``place`` is a pure function of the residuals."""
+
+    penalty: FragmentationPenalty = FragmentationPenalty()
+    exact_limit: int = EXACT_LIMIT
+    generators: tuple[str, ...] = GENERATOR_NAMES
+    name: ClassVar[str] = "ringstitch"
+
+    def __post_init__(self) -> None:
+        unknown = [g for g in self.generators if g not in GENERATORS]
+        if unknown or not self.generators:
+            raise ValueError(f"generators: unknown {unknown!r}; known: {', '.join(GENERATOR_NAMES)}")
+
+    def candidates(self, cluster: RackCluster, residual: Sequence[int], demand: int) -> list[RackPlacement]:
+        res = as_residual(cluster, residual, demand)
+        return stitch_candidates(cluster, res, demand, np.flatnonzero(res > 0), self.generators,
+                                 self.penalty.table(cluster.capacity), self.exact_limit)
+
+    def place(self, cluster: RackCluster, residual: Sequence[int], demand: int) -> RackPlacement | None:
+        def stitch(res: np.ndarray, table: Sequence[float]) -> RackPlacement | None:
+            cands = self.candidates(cluster, res, demand)
+            return min(cands, key=lambda p: p.key) if cands else None
+
+        return local_else_stitch(cluster, residual, demand, self.penalty, stitch)

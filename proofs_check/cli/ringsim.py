@@ -1,0 +1,223 @@
+"""``ringsim``: sweep the OCS simulator over schedulers × workloads × loads × seeds (seed 004, §V).
+
+Writes ``results.csv`` (tidy: one row per scheduler, workload, load, seed, metric, value) and one
+PNG per metric (mean over seeds against load, one panel per workload, one line per scheduler) into
+``--out``; progress goes to stderr, a summary table (means over seeds) to stdout. Every cell uses
+the same arrival trace for every scheduler (common random numbers).
+
+Exit codes: 0 ok, 2 bad usage or input.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import sys
+import time
+from pathlib import Path
+from typing import NamedTuple, Sequence
+
+from heuristics.rack.ocs_sim import WORKLOADS, DurationModel, SimResult, Windows, generate_trace, simulate
+from heuristics.rack.racks import PENALTY_NAMES, FragmentationPenalty, RackCluster
+from heuristics.rack.ring_baselines import RING_POLICIES, make_ring_policy
+from proofs_check.parallel import Engine, EngineError
+from proofs_check.verdict import EXIT_USAGE
+
+METRICS = SimResult.METRICS
+
+
+class Cell(NamedTuple):
+    """One (workload, load, seed) trace, run under every scheduler in ``schedulers``."""
+
+    schedulers: tuple[str, ...]
+    workload: str
+    load: float
+    seed: int
+    dims: tuple[int, int, int]
+    capacity: int
+    windows: Windows
+    durations: DurationModel
+    penalty: str
+
+
+class Row(NamedTuple):
+    scheduler: str
+    workload: str
+    load: float
+    seed: int
+    metric: str
+    value: float
+
+
+def run_cell(cell: Cell) -> tuple[list[Row], dict[str, float]]:
+    """Simulate one cell; returns the tidy rows and the wall time per scheduler."""
+    cluster = RackCluster.torus(cell.dims, cell.capacity)
+    jobs = generate_trace(cluster, WORKLOADS[cell.workload], cell.load, cell.seed, cell.windows, cell.durations)
+    rows, walls = [], {}
+    for name in cell.schedulers:
+        start = time.perf_counter()
+        res = simulate(cluster, make_ring_policy(name, penalty=FragmentationPenalty(cell.penalty)), jobs, cell.windows)
+        walls[name] = time.perf_counter() - start
+        rows += [Row(name, cell.workload, cell.load, cell.seed, m, getattr(res, m)) for m in METRICS]
+    return rows, walls
+
+
+def mean_table(rows: Sequence[Row]) -> dict[tuple[str, float, str], dict[str, tuple[float, float, int]]]:
+    """(workload, load, scheduler) → metric → (mean, sample sd, n) over seeds, NaNs left out."""
+    groups: dict[tuple[str, float, str], dict[str, list[float]]] = {}
+    for r in rows:
+        groups.setdefault((r.workload, r.load, r.scheduler), {}).setdefault(r.metric, []).append(r.value)
+    out = {}
+    for key, metrics in groups.items():
+        out[key] = {}
+        for m, vals in metrics.items():
+            ok = [v for v in vals if not math.isnan(v)]
+            mean = sum(ok) / len(ok) if ok else float("nan")
+            sd = math.sqrt(sum((v - mean) ** 2 for v in ok) / (len(ok) - 1)) if len(ok) > 1 else float("nan")
+            out[key][m] = (mean, sd, len(ok))
+    return out
+
+
+def format_table(rows: Sequence[Row], schedulers: Sequence[str]) -> str:
+    """Table II shape: per workload and load, one line per scheduler — utilisation %, blocking %,
+    mean / P95 wait (h), mean cross-rack ring cost; means over seeds (± sd)."""
+    table = mean_table(rows)
+    lines = []
+    for wl, load in sorted({(k[0], k[1]) for k in table}):
+        n = max(v[2] for k, ms in table.items() if k[:2] == (wl, load) for v in ms.values())
+        lines.append(f"workload {wl}, load {load:.0%}, {n} seed(s)")
+        lines.append(f"  {'scheduler':26s} {'util %':>13s} {'blocking %':>13s} {'wait h':>13s} "
+                     f"{'P95 wait h':>13s} {'ring cost':>13s}")
+        for s in schedulers:
+            ms = table.get((wl, load, s))
+            if ms is None:
+                continue
+            cells = []
+            for m, scale in zip(METRICS, (100, 100, 1, 1, 1)):
+                mean, sd, _ = ms[m]
+                cells.append("-" if math.isnan(mean) else
+                             f"{mean * scale:.2f}" + ("" if math.isnan(sd) else f"±{sd * scale:.2f}"))
+            lines.append(f"  {s:26s} " + " ".join(f"{c:>13s}" for c in cells))
+    return "\n".join(lines)
+
+
+def write_csv(rows: Sequence[Row], path: Path) -> None:
+    with path.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(Row._fields)
+        w.writerows(rows)
+
+
+def plot_metrics(rows: Sequence[Row], schedulers: Sequence[str], out: Path) -> list[Path]:
+    """One PNG per metric: mean over seeds vs load, a panel per workload, a line per scheduler."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    table = mean_table(rows)
+    workloads = sorted({k[0] for k in table})
+    paths = []
+    for m in METRICS:
+        fig, axes = plt.subplots(1, len(workloads), figsize=(4 * len(workloads), 3.4), squeeze=False)
+        for ax, wl in zip(axes[0], workloads):
+            for s in schedulers:
+                pts = sorted((k[1], v[m][0]) for k, v in table.items() if k[0] == wl and k[2] == s)
+                if pts:
+                    ax.plot([p[0] * 100 for p in pts], [p[1] for p in pts], marker="o", label=s)
+            ax.set_title(f"workload {wl}")
+            ax.set_xlabel("offered load %")
+            ax.set_ylabel(m)
+        axes[0][-1].legend(fontsize=7)
+        fig.tight_layout()
+        path = out / f"{m}.png"
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        paths.append(path)
+    return paths
+
+
+def _names(text: str, known: Sequence[str], flag: str) -> tuple[str, ...]:
+    names = tuple(x.strip() for x in text.split(",") if x.strip())
+    bad = [x for x in names if x not in known]
+    if bad or not names:
+        raise ValueError(f"{flag}: unknown name(s) {bad or [text]}; known: {', '.join(known)}")
+    return names
+
+
+def _floats(text: str, flag: str, lo: float, hi: float) -> tuple[float, ...]:
+    try:
+        vals = tuple(float(x) for x in text.split(","))
+    except ValueError:
+        raise ValueError(f"{flag}: {text!r} is not a comma-separated list of numbers") from None
+    if not all(lo < v <= hi for v in vals):
+        raise ValueError(f"{flag}: every value must be in ({lo}, {hi}], got {text!r}")
+    return vals
+
+
+def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[Cell]]:
+    ap = argparse.ArgumentParser(prog="ringsim", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--schedulers", default=",".join(RING_POLICIES))
+    ap.add_argument("--workloads", default=",".join(WORKLOADS))
+    ap.add_argument("--loads", default="0.6,0.7,0.8,0.9,0.95", help="offered loads, fractions")
+    ap.add_argument("--seeds", type=int, default=3, help="seeds 0..N-1 (paper: 50)")
+    ap.add_argument("--first-seed", type=int, default=0)
+    ap.add_argument("--dims", default="5,5,6", help="torus X,Y,Z (paper 5,5,6)")
+    ap.add_argument("--capacity", type=int, default=64, help="chips per rack (paper 64)")
+    ap.add_argument("--warmup", type=float, default=50.0)
+    ap.add_argument("--measure", type=float, default=200.0)
+    ap.add_argument("--drain", type=float, default=50.0)
+    ap.add_argument("--penalty", default="linear", choices=PENALTY_NAMES)
+    ap.add_argument("--out", default="ringsim-out", help="output folder")
+    ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--backend", choices=("local", "dask"), default="local",
+                    help="run the cells here (process pool) or on a Dask cluster (proofs_check.parallel)")
+    ap.add_argument("--address", default=None, metavar="HOST:PORT",
+                    help="--backend dask: the running Dask scheduler (default: a local cluster of --workers)")
+    ap.add_argument("--no-plots", action="store_true")
+    args = ap.parse_args(argv)
+    schedulers = _names(args.schedulers, tuple(RING_POLICIES), "--schedulers")
+    workloads = _names(args.workloads, tuple(WORKLOADS), "--workloads")
+    loads = _floats(args.loads, "--loads", 0.0, 1.5)
+    dims = tuple(int(x) for x in _floats(args.dims, "--dims", 0, 1000))
+    if len(dims) != 3:
+        raise ValueError(f"--dims: need three sizes X,Y,Z, got {args.dims!r}")
+    if args.seeds < 1 or args.workers < 1 or args.capacity < 1:
+        raise ValueError("--seeds, --workers and --capacity must be >= 1")
+    windows = Windows(args.warmup, args.measure, args.drain)
+    if min(args.warmup, args.drain) < 0 or args.measure <= 0:
+        raise ValueError("--warmup/--drain must be >= 0 and --measure > 0")
+    cells = [Cell(schedulers, wl, load, seed, dims, args.capacity, windows, DurationModel(), args.penalty)
+             for wl in workloads for load in loads
+             for seed in range(args.first_seed, args.first_seed + args.seeds)]
+    return args, cells
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args, cells = parse_args(argv)
+        RackCluster.torus(cells[0].dims, cells[0].capacity)
+    except ValueError as err:
+        print(f"ringsim: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    rows: list[Row] = []
+    start = time.perf_counter()
+    try:
+        with Engine(args.backend, args.workers, args.address) as engine:
+            for i, (cell, (cell_rows, walls)) in enumerate(zip(cells, engine.starmap(run_cell, [(c,) for c in cells])), 1):
+                rows += cell_rows
+                print(f"[{i}/{len(cells)}] workload {cell.workload} load {cell.load:.2f} seed {cell.seed}: "
+                      f"{sum(walls.values()):.1f}s ({time.perf_counter() - start:.0f}s total)", file=sys.stderr)
+    except EngineError as err:
+        print(f"ringsim: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    write_csv(rows, out / "results.csv")
+    plots = [] if args.no_plots else plot_metrics(rows, cells[0].schedulers, out)
+    print(format_table(rows, cells[0].schedulers))
+    print(f"wrote {out / 'results.csv'}" + (f" and {len(plots)} plots" if plots else ""), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,400 @@
+"""``simulate``: replay a GPU job trace under several schedulers and compare them (seeds/000 §5–6).
+
+Usage::
+
+    simulate [TRACE] [--format venus|gfs|pai2020|openb|simple] [--schedulers a,b,c]
+             [--eta 0.85,0.9] [--migration-cost 8[,1,10]] [--charging per-event|per-instance]
+             [--queue fifo|backfill] [--nodes N] [--day D[,D2|D1-D2]] [--window T0:T1]
+             [--policy-opt SCHED:KEY=VALUE ...]
+             [--seed S] [--out DIR] [--workers K] [--backend local|dask [--address HOST:PORT]] [--plot]
+
+Without ``--schedulers`` every registered scheduler that can be built without options (or with
+the ``--policy-opt`` options given) runs; the others are named on stderr (e.g. ``hier-compass``
+needs ``--policy-opt hier-compass:panels_per_domain=K``). Without TRACE the built-in generated trace (``heuristics.gpu.trace_gen``) is replayed. The sweep is
+schedulers × η × migration cost × days (one run each); the cluster of a run has N(η) nodes
+(eq. 13, ``heuristics.gpu.sizing.cluster_size``) of the replayed window unless ``--nodes`` fixes N.
+``--day D`` replays the jobs submitted on day D (0-based, 86,400 s from the first submit);
+``--window T0:T1`` the jobs submitted in [T0, T1) seconds. Jobs keep their full durations.
+
+Printed: the trace's load report (rows read, jobs kept, dropped/altered by reason) and a summary
+table (AFR, AJCT, AGU, migrations per job, fragmentation-induced blocking, WCC coverage ρ) on
+stdout; a progress bar with ETA on stderr. ``--out DIR`` writes tidy files: ``summary.csv``,
+``summary.json`` (runs + load report), ``jobs/<run>.csv`` (per job) and ``series/<run>.csv``
+(time series); ``--plot`` then draws the PNGs of ``proofs_check.cli.plots`` into ``DIR/plots``.
+
+Exit codes: 0 every run completed; 1 some run did not complete (a policy refused a departure or
+left the queue stuck — shown in the status column); 2 bad usage or input (one line on stderr).
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Iterator, Sequence
+
+from heuristics.gpu.policy import make_policy, policy_names
+from heuristics.gpu.queueing import DISCIPLINES
+from heuristics.gpu.sim_metrics import RunMetrics, compute_metrics
+from heuristics.gpu.simulator import CHARGING, SERIES_COLUMNS, SimConfig, SimResult, simulate
+from heuristics.gpu.sizing import cluster_size, day_window, window
+from heuristics.gpu.trace import Trace, TraceError
+from heuristics.gpu.trace_gen import load_builtin
+from heuristics.gpu.trace_loaders import FORMATS, load_trace
+
+EXIT_OK, EXIT_INCOMPLETE, EXIT_USAGE = 0, 1, 2
+JOB_COLUMNS = ("id", "g", "w", "submit", "duration", "start", "end", "queueing", "jct",
+               "migrations", "migration_events", "migration_delay")
+TABLE = (("scheduler", "{:<16}"), ("eta", "{:>5}"), ("c", "{:>5}"), ("day", "{:>4}"), ("N", "{:>5}"),
+         ("status", "{:<9}"), ("AFR", "{:>8}"), ("AJCT", "{:>10}"), ("AGU", "{:>7}"),
+         ("migr/job", "{:>8}"), ("fragblk", "{:>8}"), ("rho", "{:>6}"))
+
+
+class InputError(Exception):
+    """Bad usage or input; the message is the one line printed."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 2, instead of usage + message
+        raise InputError(f"usage: {message}")
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One point of the sweep."""
+
+    scheduler: str
+    eta: float
+    cost: float
+    day: int | None  # None = the whole trace (or the --window)
+    config: SimConfig
+
+    @property
+    def run_id(self) -> str:
+        day = "all" if self.day is None else f"d{self.day}"
+        return f"{self.scheduler}_eta{self.eta:g}_c{self.cost:g}_{day}"
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    spec: RunSpec
+    metrics: RunMetrics
+    result: SimResult
+    wall: float
+
+
+def _floats(text: str, what: str) -> list[float]:
+    try:
+        out = [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise InputError(f"{what}: {text!r} is not a comma-separated list of numbers") from None
+    if not out:
+        raise InputError(f"{what}: empty list")
+    return out
+
+
+def _days(text: str) -> list[int]:
+    out: list[int] = []
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        try:
+            a, b = int(lo), int(hi or lo)
+        except ValueError:
+            raise InputError(f"--day: {part!r} is not a day number or range D1-D2") from None
+        if a < 0 or b < a:
+            raise InputError(f"--day: bad range {part!r}")
+        out.extend(range(a, b + 1))
+    return out
+
+
+def _value(text: str) -> object:
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def parse_policy_opts(items: Sequence[str], known: Sequence[str]) -> dict[str, tuple[tuple[str, object], ...]]:
+    """``SCHED:KEY=VALUE`` items -> scheduler -> sorted (key, value) pairs (ints/floats parsed)."""
+    opts: dict[str, dict[str, object]] = {}
+    for item in items:
+        sched, _, kv = item.partition(":")
+        key, eq, val = kv.partition("=")
+        if not (sched and key and eq):
+            raise InputError(f"--policy-opt: {item!r} is not SCHED:KEY=VALUE")
+        if sched not in known:
+            raise InputError(f"--policy-opt: unknown scheduler {sched!r}")
+        opts.setdefault(sched, {})[key] = _value(val)
+    return {s: tuple(sorted(kv.items())) for s, kv in opts.items()}
+
+
+def build_error(name: str, n_nodes: int, opts: tuple[tuple[str, object], ...]) -> str | None:
+    """Why ``name`` cannot be built on ``n_nodes`` nodes with ``opts`` (None when it can)."""
+    try:
+        make_policy(name, n_nodes, **dict(opts))
+    except (TypeError, ValueError) as e:
+        return str(e)
+    return None
+
+
+def default_schedulers(policy_opts: dict) -> tuple[list[str], list[tuple[str, str]]]:
+    """Every registered scheduler that builds with the options given; the others with the reason."""
+    names, skipped = [], []
+    for name in policy_names():
+        why = build_error(name, 8, policy_opts.get(name, ()))
+        if why is None:
+            names.append(name)
+        else:
+            skipped.append((name, why))
+    return names, skipped
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    p = _Parser(prog="simulate", description=__doc__.split("\n")[0])
+    p.add_argument("trace", nargs="?", help="trace file (default: the built-in generated trace)")
+    p.add_argument("--format", default="simple", help=f"trace format: {', '.join(FORMATS)}")
+    p.add_argument("--schedulers", default=None, help="comma-separated policy names (default: all)")
+    p.add_argument("--eta", default="0.9", help="cluster-sizing percentile(s) η, comma-separated")
+    p.add_argument("--migration-cost", default="8", help="seconds per migration, comma-separated")
+    p.add_argument("--charging", default="per-event", help=f"one of {', '.join(CHARGING)}")
+    p.add_argument("--queue", default="fifo", help=f"one of {', '.join(DISCIPLINES)}")
+    p.add_argument("--policy-opt", action="append", default=[], metavar="SCHED:KEY=VALUE",
+                   help="option for one scheduler, e.g. hier-compass:panels_per_domain=2 (repeatable)")
+    p.add_argument("--nodes", type=int, default=None, help="fix N instead of sizing by η")
+    p.add_argument("--day", default=None, help="day(s) to replay: D, D1,D2 or D1-D2")
+    p.add_argument("--window", default=None, help="submit window T0:T1 in seconds")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default=None, help="output folder for CSV/JSON results")
+    p.add_argument("--workers", type=int, default=1, help="parallel processes for the sweep")
+    p.add_argument("--backend", choices=("local", "dask"), default="local",
+                   help="run the sweep here (process pool) or on a Dask cluster (proofs_check.parallel)")
+    p.add_argument("--address", default=None, metavar="HOST:PORT",
+                   help="--backend dask: the running Dask scheduler (default: a local cluster of --workers)")
+    p.add_argument("--plot", action="store_true", help="draw PNGs into OUT/plots (needs --out)")
+    a = p.parse_args(argv)
+    if a.format not in FORMATS:
+        raise InputError(f"--format: unknown format {a.format!r} (known: {', '.join(FORMATS)})")
+    if a.charging not in CHARGING:
+        raise InputError(f"--charging: unknown {a.charging!r} (known: {', '.join(CHARGING)})")
+    if a.queue not in DISCIPLINES:
+        raise InputError(f"--queue: unknown {a.queue!r} (known: {', '.join(DISCIPLINES)})")
+    known = policy_names()
+    a.policy_opts = parse_policy_opts(a.policy_opt, known)
+    a.skipped = []
+    if a.schedulers is None:
+        a.schedulers, a.skipped = default_schedulers(a.policy_opts)
+    else:
+        a.schedulers = [s for s in a.schedulers.split(",") if s]
+        for s in a.schedulers:
+            if s not in known:
+                raise InputError(f"--schedulers: unknown scheduler {s!r} (known: {', '.join(known)})")
+    a.eta = _floats(a.eta, "--eta")
+    if any(not 0 < e <= 1 for e in a.eta):
+        raise InputError(f"--eta: every η must be in (0, 1], got {a.eta}")
+    a.migration_cost = _floats(a.migration_cost, "--migration-cost")
+    if any(c < 0 or not math.isfinite(c) for c in a.migration_cost):
+        raise InputError("--migration-cost: costs must be finite and >= 0")
+    a.day = None if a.day is None else _days(a.day)
+    if a.window is not None:
+        t0, sep, t1 = a.window.partition(":")
+        try:
+            a.window = (float(t0), float(t1))
+        except ValueError:
+            raise InputError(f"--window: {a.window!r} is not T0:T1 in seconds") from None
+        if not sep or a.window[1] <= a.window[0]:
+            raise InputError(f"--window: {a.window!r} is not a non-empty T0:T1")
+    if a.day is not None and a.window is not None:
+        raise InputError("--day and --window are exclusive")
+    if a.nodes is not None and a.nodes < 1:
+        raise InputError("--nodes must be >= 1")
+    if a.workers < 1:
+        raise InputError("--workers must be >= 1")
+    if a.plot and a.out is None:
+        raise InputError("--plot needs --out")
+    return a
+
+
+def load(a: argparse.Namespace) -> Trace:
+    if a.trace is None:
+        return load_builtin()
+    if not Path(a.trace).is_file():
+        raise InputError(f"{a.trace}: no such file")
+    return load_trace(a.trace, a.format)
+
+
+def windows(trace: Trace, a: argparse.Namespace) -> list[tuple[int | None, Trace]]:
+    if a.window is not None:
+        return [(None, window(trace, *a.window))]
+    if a.day is None:
+        return [(None, trace)]
+    out = []
+    for d in a.day:
+        w = day_window(trace, d)
+        if not w.jobs:
+            raise InputError(f"--day: day {d} has no jobs in {trace.name}")
+        out.append((d, w))
+    return out
+
+
+def plan(trace: Trace, a: argparse.Namespace) -> list[tuple[RunSpec, Trace]]:
+    """The sweep: one (spec, replayed window) per scheduler × η × cost × day."""
+    runs = []
+    for day, w in windows(trace, a):
+        for eta in a.eta:
+            n = a.nodes if a.nodes is not None else cluster_size(w, eta)
+            for s in a.schedulers:
+                why = build_error(s, n, a.policy_opts.get(s, ()))
+                if why is not None:
+                    raise InputError(f"scheduler {s} on N={n} nodes: {why}")
+            for cost in a.migration_cost:
+                for s in a.schedulers:
+                    cfg = SimConfig(s, n, queue=a.queue, charging=a.charging, migration_cost=cost,
+                                    seed=a.seed, policy_opts=a.policy_opts.get(s, ()))
+                    runs.append((RunSpec(s, eta, cost, day, cfg), w))
+    return runs
+
+
+def run_one(spec: RunSpec, trace: Trace) -> RunOutcome:
+    t0 = time.perf_counter()
+    res = simulate(trace.jobs, spec.config)
+    return RunOutcome(spec, compute_metrics(res), res, time.perf_counter() - t0)
+
+
+def execute(runs: list[tuple[RunSpec, Trace]], workers: int, engine=None) -> Iterator[RunOutcome]:
+    if engine is not None and engine.backend == "dask":
+        yield from engine.starmap(run_one, runs)
+        return
+    if workers == 1:
+        for spec, tr in runs:
+            yield run_one(spec, tr)
+        return
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        futures = [pool.submit(run_one, spec, tr) for spec, tr in runs]
+        for f in as_completed(futures):
+            yield f.result()
+
+
+class Progress:
+    """A one-line progress bar with ETA on stderr."""
+
+    def __init__(self, total: int, stream=None) -> None:
+        self.total, self.done, self.t0 = total, 0, time.perf_counter()
+        self.stream = sys.stderr if stream is None else stream  # per call: sys.stderr may be replaced
+
+    def step(self, label: str) -> None:
+        self.done += 1
+        el = time.perf_counter() - self.t0
+        eta = el / self.done * (self.total - self.done)
+        bar = "#" * (20 * self.done // self.total)
+        self.stream.write(f"\r[{bar:<20}] {self.done}/{self.total} {el:6.1f}s elapsed, "
+                          f"ETA {eta:6.1f}s  {label[:40]:<40}")
+        if self.done == self.total:
+            self.stream.write("\n")
+        self.stream.flush()
+
+
+def _fmt(x: float, spec: str) -> str:
+    return "nan" if isinstance(x, float) and math.isnan(x) else spec.format(x)
+
+
+def table_row(o: RunOutcome) -> tuple[str, ...]:
+    m, s = o.metrics, o.spec
+    return (s.scheduler, f"{s.eta:g}", f"{s.cost:g}", "all" if s.day is None else str(s.day),
+            str(s.config.n_nodes), o.result.status, _fmt(m.afr, "{:.4f}"), _fmt(m.ajct, "{:.1f}"),
+            _fmt(m.agu, "{:.4f}"), _fmt(m.migrations_per_job, "{:.3f}"),
+            _fmt(m.frag_blocking_share, "{:.3f}"), _fmt(m.wcc_coverage, "{:.3f}"))
+
+
+def print_table(outcomes: list[RunOutcome], out=None) -> None:
+    out = sys.stdout if out is None else out  # looked up per call: sys.stdout may be replaced
+    out.write(" ".join(f.format(h) for h, f in TABLE) + "\n")
+    for o in outcomes:
+        out.write(" ".join(f.format(v) for (_, f), v in zip(TABLE, table_row(o))) + "\n")
+    for o in outcomes:
+        for note in o.metrics.notes:
+            out.write(f"note: {o.spec.run_id}: {note}\n")
+
+
+def summary_row(o: RunOutcome) -> dict[str, object]:
+    s = o.spec
+    return {"run": s.run_id, "scheduler": s.scheduler, "eta": s.eta, "migration_cost": s.cost,
+            "day": "" if s.day is None else s.day, "n_nodes": s.config.n_nodes,
+            "queue": s.config.queue, "charging": s.config.charging, "seed": s.config.seed,
+            "status": o.result.status, "events": o.result.events,
+            "phi_star_unknown": o.result.phi_star_unknown,
+            "departing_moves": o.result.departing_moves, "wall_s": round(o.wall, 3),
+            **o.metrics.as_row()}
+
+
+def _write_csv(path: Path, header: Sequence[str], rows) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        w.writerows(rows)
+
+
+def write_outputs(out: Path, trace: Trace, outcomes: list[RunOutcome]) -> None:
+    rows = [summary_row(o) for o in outcomes]
+    _write_csv(out / "summary.csv", list(rows[0]), [list(r.values()) for r in rows])
+    report = trace.report
+    meta = {"trace": trace.name, "load_report": {**asdict(report), "summary": report.summary()},
+            "runs": rows}
+    (out / "summary.json").write_text(json.dumps(meta, indent=1, default=str) + "\n")
+    for o in outcomes:
+        n, cap = o.spec.config.n_nodes, o.spec.config.capacity
+        _write_csv(out / "jobs" / f"{o.spec.run_id}.csv", JOB_COLUMNS,
+                   ([*r[:7], r.queueing, r.jct, *r[7:]] for r in o.result.jobs))
+        s = o.result.series
+        _write_csv(out / "series" / f"{o.spec.run_id}.csv", (*SERIES_COLUMNS, "n_sif", "utilisation"),
+                   ((*row, row[1] - row[-1], row[3] / (n * cap)) for row in s.rows()))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        a = parse_args(argv)
+        trace = load(a)
+        runs = plan(trace, a)
+    except (InputError, TraceError, ValueError) as e:
+        print(f"simulate: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    for name, why in a.skipped:
+        print(f"simulate: note: {name} skipped ({why}); name it with its options to run it",
+              file=sys.stderr)
+    print(trace.report.summary())
+    progress = Progress(len(runs))
+    outcomes: list[RunOutcome] = []
+    from proofs_check.parallel import Engine, EngineError
+
+    try:
+        with Engine(a.backend, a.workers, a.address) as engine:
+            for o in execute(runs, a.workers, engine):
+                outcomes.append(o)
+                progress.step(o.spec.run_id)
+    except (ValueError, EngineError) as e:  # a job the cluster cannot host (only with --nodes); no engine
+        print(f"\nsimulate: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    order = {spec.run_id: i for i, (spec, _) in enumerate(runs)}
+    outcomes.sort(key=lambda o: order[o.spec.run_id])
+    print_table(outcomes)
+    if a.out is not None:
+        out = Path(a.out)
+        write_outputs(out, trace, outcomes)
+        print(f"results written to {out}/")
+        if a.plot:
+            from proofs_check.cli.plots import plot_folder
+
+            for p in plot_folder(out):
+                print(f"plot: {p}")
+    return EXIT_OK if all(o.result.status == "complete" for o in outcomes) else EXIT_INCOMPLETE
+
+
+if __name__ == "__main__":
+    sys.exit(main())
