@@ -28,7 +28,7 @@ import time
 from proofs_check.gpu.claims import CLAIMS, THEOREMS, compass_factory, exact_phi_star
 from proofs_check.explorer import Bounds, explore
 from proofs_check import parallel
-from proofs_check.parallel import Engine
+from proofs_check.core.engine import Engine
 
 
 class TimedShard(parallel.Shard):

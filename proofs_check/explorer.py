@@ -44,7 +44,7 @@ from oracle.gpu.paper_phi import wcc_holds
 from proofs_check.gpu.canonical import canonical
 
 if TYPE_CHECKING:
-    from proofs_check.parallel import Engine
+    from proofs_check.core.engine import Engine
 
 
 class Event(NamedTuple):
@@ -280,7 +280,7 @@ def explore(
     cluster), runs the search partitioned by state owner (identical results, docs/verify.md).
     """
     if engine is None and workers > 1:
-        from proofs_check.parallel import Engine
+        from proofs_check.core.engine import Engine
 
         engine = Engine("local", workers)
     size_search = _explore_size

@@ -49,15 +49,14 @@ process pool or on the Dask cluster, results in input order.
 """
 from __future__ import annotations
 
-import os
 import pickle
 import time
-import traceback
 import zlib
 from dataclasses import dataclass
 from typing import Any, Callable, Hashable, Iterable, Iterator
 
 from oracle.gpu.paper_phi import wcc_holds
+from proofs_check.core.engine import Engine
 from proofs_check.explorer import (
     Bounds,
     Event,
@@ -74,14 +73,6 @@ from proofs_check.explorer import (
 )
 
 Rank = tuple[int, ...]
-BACKENDS = ("local", "dask")
-MISSING_DASK = "--backend dask needs Dask distributed: pip install 'placement-oracles[dist]'"
-
-
-class EngineError(RuntimeError):
-    """The engine cannot run (missing package, unreachable cluster): a usage error, exit 2."""
-
-
 def owner(key: Hashable, count: int) -> int:
     """The shard that owns ``key``: a hash that is the same in every process and on every host."""
     return zlib.crc32(repr(key).encode()) % count
@@ -281,151 +272,6 @@ class Shard:
         return out
 
 
-# --------------------------------------------------------------------------- shard pools
-def _serve(conn, index: int, count: int, spec: SearchSpec) -> None:
-    """A forked worker: run the shard's methods on command until told to stop."""
-    shard = Shard(index, count, spec)
-    while True:
-        msg = conn.recv()
-        if msg is None:
-            return
-        method, args = msg
-        try:
-            conn.send(("ok", getattr(shard, method)(*args)))
-        except BaseException:  # reported to the coordinator, which raises it
-            conn.send(("error", traceback.format_exc()))
-
-
-class LocalShards:
-    """K shards in forked processes (the spec reaches them through fork, never pickled)."""
-
-    def __init__(self, count: int, spec: SearchSpec) -> None:
-        import multiprocessing as mp
-
-        ctx = mp.get_context("fork")
-        self.conns, self.procs = [], []
-        for i in range(count):
-            mine, theirs = ctx.Pipe()
-            proc = ctx.Process(target=_serve, args=(theirs, i, count, spec), daemon=True)
-            proc.start()
-            theirs.close()
-            self.conns.append(mine)
-            self.procs.append(proc)
-
-    def call(self, method: str, args: list[tuple]) -> list:
-        for conn, a in zip(self.conns, args):
-            conn.send((method, a))
-        replies = [conn.recv() for conn in self.conns]
-        for status, value in replies:
-            if status == "error":
-                raise RuntimeError(f"shard failed in {method}:\n{value}")
-        return [value for _, value in replies]
-
-    def close(self) -> None:
-        for conn in self.conns:
-            try:
-                conn.send(None)
-            except (BrokenPipeError, OSError):
-                pass
-        for proc in self.procs:
-            proc.join(timeout=5)
-            if proc.is_alive():
-                proc.terminate()
-
-
-class DaskShards:
-    """K shards as Dask actors, placed round-robin on the cluster's workers."""
-
-    def __init__(self, client, count: int, spec: SearchSpec) -> None:
-        workers = sorted(client.scheduler_info()["workers"])
-        self.futures = [client.submit(Shard, i, count, spec, actor=True, pure=False,
-                                      workers=[workers[i % len(workers)]]) for i in range(count)]
-        self.actors = [f.result() for f in self.futures]
-        self.call("set_peers", [(self.actors,)] * count)
-
-    def call(self, method: str, args: list[tuple]) -> list:
-        pending = [getattr(actor, method)(*a) for actor, a in zip(self.actors, args)]
-        return [p.result() for p in pending]
-
-    def close(self) -> None:
-        self.actors = []
-        for f in self.futures:
-            f.cancel()
-
-
-# --------------------------------------------------------------------------- the engine
-class Engine:
-    """Where partitioned searches and sweeps run: ``local`` forked processes or a Dask cluster.
-
-    Use as a context manager (the Dask client, and a LocalCluster when no address is given, live
-    for the ``with`` block). ``workers`` is the number of shards / processes; with Dask and
-    ``workers`` None, one shard per worker of the cluster.
-    """
-
-    def __init__(self, backend: str = "local", workers: int | None = None, address: str | None = None) -> None:
-        if backend not in BACKENDS:
-            raise EngineError(f"unknown backend {backend!r}; known: {', '.join(BACKENDS)}")
-        if address is not None and backend != "dask":
-            raise EngineError("--address needs --backend dask")
-        self.backend, self.address = backend, address
-        self.workers = workers if workers is not None else (1 if backend == "local" else None)
-        self.client = self.cluster = None
-
-    def __enter__(self) -> "Engine":
-        if self.backend == "dask":
-            try:
-                from distributed import Client, LocalCluster
-            except ImportError:
-                raise EngineError(MISSING_DASK) from None
-            if self.address is None:
-                self.cluster = LocalCluster(n_workers=self.workers or os.cpu_count() or 1, threads_per_worker=1,
-                                            processes=True, dashboard_address=None)
-                self.client = Client(self.cluster)
-            else:
-                try:
-                    self.client = Client(self.address, timeout=10)
-                except OSError as e:
-                    raise EngineError(f"--address {self.address}: cannot reach the Dask scheduler ({e})") from None
-            if self.workers is None:
-                self.workers = max(1, len(self.client.scheduler_info()["workers"]))
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self.client is not None:
-            self.client.close()
-        if self.cluster is not None:
-            self.cluster.close()
-        self.client = self.cluster = None
-
-    @property
-    def partitioned(self) -> bool:
-        """Whether the explorer should use the partitioned search (serial for one local worker)."""
-        return self.backend == "dask" or (self.workers or 1) > 1
-
-    def shards(self, spec: SearchSpec):
-        if self.backend == "dask":
-            if self.client is None:
-                raise EngineError("the Dask engine is used outside its 'with' block")
-            return DaskShards(self.client, self.workers, spec)
-        return LocalShards(self.workers, spec)
-
-    def starmap(self, fn: Callable, arg_tuples: list[tuple]) -> Iterator:
-        """``fn(*args)`` for every tuple, results in input order, on this engine's processes."""
-        if self.backend == "dask":
-            futures = [self.client.submit(fn, *a, pure=False) for a in arg_tuples]
-            for f in futures:
-                yield f.result()
-            return
-        if (self.workers or 1) <= 1:
-            for a in arg_tuples:
-                yield fn(*a)
-            return
-        from concurrent.futures import ProcessPoolExecutor
-
-        with ProcessPoolExecutor(self.workers) as pool:
-            yield from pool.map(fn, *zip(*arg_tuples)) if arg_tuples else ()
-
-
 # --------------------------------------------------------------------------- the coordinator
 def explore_size(engine: Engine, factory, n, demands, bounds, probes, outcomes, phi_star, wcc_trajectory,
                  deadline, progress, label, canon) -> SizeStats:
@@ -437,7 +283,7 @@ def explore_size(engine: Engine, factory, n, demands, bounds, probes, outcomes, 
     stats.distinct = 1
     _check(Facts(root, n, proto.capacity, phi_star), None, root, None, probes, outcomes, {root: None}, n, True)
     spec = SearchSpec(factory, n, demands, bounds, tuple(probes), phi_star, wcc_trajectory, canon)
-    pool = engine.shards(spec)
+    pool = engine.pool(Shard, spec)
     k = engine.workers
     try:
         pool.call("seed", [(root,) if owner(root, k) == i else (None,) for i in range(k)])

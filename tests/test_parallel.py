@@ -18,7 +18,8 @@ import pytest
 
 from proofs_check.gpu.claims import CLAIMS, compass_factory, exact_phi_star
 from proofs_check.explorer import Bounds, PhiUnknown, explore
-from proofs_check.parallel import Engine, owner
+from proofs_check.core.engine import Engine
+from proofs_check.parallel import owner
 
 SMALL = Bounds(max_nodes=3, depth=5, max_jobs=3, max_w=2)
 

@@ -20,7 +20,7 @@ from typing import NamedTuple, Sequence
 from heuristics.rack.ocs_sim import WORKLOADS, DurationModel, SimResult, Windows, generate_trace, simulate
 from heuristics.rack.racks import PENALTY_NAMES, FragmentationPenalty, RackCluster
 from heuristics.rack.ring_baselines import RING_POLICIES, make_ring_policy
-from proofs_check.parallel import Engine, EngineError
+from proofs_check.core.engine import Engine, EngineError
 from proofs_check.verdict import EXIT_USAGE
 
 METRICS = SimResult.METRICS

@@ -371,7 +371,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(trace.report.summary())
     progress = Progress(len(runs))
     outcomes: list[RunOutcome] = []
-    from proofs_check.parallel import Engine, EngineError
+    from proofs_check.core.engine import Engine, EngineError
 
     try:
         with Engine(a.backend, a.workers, a.address) as engine:

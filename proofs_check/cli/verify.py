@@ -151,7 +151,7 @@ def _main(argv: list[str]) -> int:
     results = []
     if claims:
         print(bounds_text(bounds, args.time_limit))
-        from proofs_check.parallel import Engine, EngineError
+        from proofs_check.core.engine import Engine, EngineError
 
         try:
             with Engine(args.backend, args.workers, args.address) as engine:
