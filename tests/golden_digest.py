@@ -12,6 +12,9 @@ from typing import Any
 
 TIMING_KEYS = frozenset({"seconds", "distinct/s"})
 TRACE_KEYS = ("events", "states", "numbers")
+# The record envelope of the versioned trace format (proofs_check/core/trace.py); the redesign added
+# it to count and RingStitch records, which carry the same content inside it.
+ENVELOPE_KEYS = frozenset({"format_version", "kind", "claim"})
 
 
 def strip_timings(x: Any) -> Any:
@@ -27,11 +30,14 @@ def _counterexample(ce: dict[str, Any] | None) -> Any:
         return None
     if ce.get("kind") == "trace":
         return {k: ce.get(k) for k in TRACE_KEYS}
-    return strip_timings(ce)
+    return strip_timings({k: v for k, v in ce.items() if k not in ENVELOPE_KEYS})
 
 
 def _stats(stats: dict[str, Any] | None) -> Any:
-    return strip_timings({k: v for k, v in (stats or {}).items() if k != "exploration"})
+    kept = {k: v for k, v in (stats or {}).items() if k != "exploration"}
+    if "witness" in kept:  # a reached target's trace, recorded like a counterexample
+        kept["witness"] = _counterexample(kept["witness"])
+    return strip_timings(kept)
 
 
 def digest(report: dict[str, Any]) -> list[dict[str, Any]]:

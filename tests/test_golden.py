@@ -1,6 +1,10 @@
 """Golden run: `verify --all --max-nodes 3 --json` must give exactly the report recorded before the
 redesign (commit e0bcca7): same verdicts, messages, state counts and counterexample traces.
 
+One deliberate edit since: the k1-reduces rows' "refused" and "at depth bound" figures, which the
+old separate k1 search never computed (it printed 0); its distinct / generated counts and verdict are
+unchanged. They are now the core search's figures (75 / 393 refused, 0 / 2 at the depth bound).
+
 Regenerate only for a deliberate change of semantics, never to make a refactor pass:
     verify --all --max-nodes 3 --json r.json, then store r.json without its timing figures
     (golden_digest.strip_timings) as tests/golden/verify_all_max_nodes_3.json.

@@ -16,26 +16,25 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import Any, Callable, Sequence
 
+from heuristics.gpu.compass import VARIANTS
+from proofs_check import catalogue
+from proofs_check.catalogue import DOCS, THEOREMS, VARIANT_CLAIMS, RunOptions
+from proofs_check.cli.common import UsageError, make_parser, run, usage_on
+from proofs_check.core.engine import Engine
+from proofs_check.core.report import catalogue_text, results_text, summary_text, to_json, to_junit
+from proofs_check.core.search import stderr_progress
+from proofs_check.core.trace import TraceError, load_records
+from proofs_check.core.verdict import ClaimResult, exit_code
 from proofs_check.gpu import hier_claims
-from proofs_check.gpu.claims import CATALOGUE, THEOREMS, VARIANT_CLAIMS, ClaimError, resolve, run_claims
-from proofs_check.explorer import Bounds, stderr_progress
-from proofs_check.verdict import EXIT_USAGE, ClaimResult, exit_code
+from proofs_check.gpu.flat_claims import Bounds, bounds_text
 
 DEFAULTS = Bounds()
 
 
-class UsageError(Exception):
-    """Bad usage or input: printed as one line, exit 2."""
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # one line, exit 2 (argparse prints usage + message otherwise)
-        raise UsageError(message)
-
-
-def _positive(kind):
-    def parse(s: str):
+def _positive(kind: Callable[[str], Any]) -> Callable[[str], Any]:
+    def parse(s: str) -> Any:
         try:
             v = kind(s)
         except ValueError:
@@ -47,11 +46,12 @@ def _positive(kind):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="verify", description=__doc__.split("\n")[0],
-                formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n", 1)[1])
+    assert __doc__ is not None
+    p = make_parser("verify", __doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
+                    epilog=__doc__.split("\n", 1)[1])
     sel = p.add_argument_group("what to check")
     sel.add_argument("--theorem", type=int, action="append", default=[], metavar="N",
-                     help="every part of theorem N (repeatable); known: " + ", ".join(map(str, {**THEOREMS, **hier_claims.THEOREMS})))
+                     help="every part of theorem N (repeatable); known: " + ", ".join(map(str, THEOREMS)))
     sel.add_argument("--claim", action="append", default=[], metavar="ID",
                      help="a claim id, or a prefix before '.' such as thm1 or prop3 (repeatable)")
     sel.add_argument("--all", action="store_true",
@@ -62,12 +62,13 @@ def build_parser() -> argparse.ArgumentParser:
     b = p.add_argument_group("bounds (printed in every report)")
     b.add_argument("--max-nodes", type=_positive(int), default=DEFAULTS.max_nodes, help="largest N (default %(default)s)")
     b.add_argument("--min-nodes", type=_positive(int), default=DEFAULTS.min_nodes, help="smallest N (default %(default)s)")
-    b.add_argument("--depth", type=_positive(int), default=DEFAULTS.depth, help="events per trace (default %(default)s)")
-    b.add_argument("--max-jobs", type=_positive(int), default=DEFAULTS.max_jobs,
-                   help="concurrent jobs (default %(default)s)")
-    b.add_argument("--max-w", type=_positive(int), default=DEFAULTS.max_w, help="instances per job (default %(default)s)")
-    b.add_argument("--max-states", type=_positive(int), default=DEFAULTS.max_states,
-                   help="distinct states per N of each exploration before giving up as inconclusive (default %(default)s)")
+    b.add_argument("--depth", type=_positive(int), default=None, help=f"events per trace (default {DEFAULTS.depth}; thm2: {hier_claims.HierBounds.depth})")
+    b.add_argument("--max-jobs", type=_positive(int), default=None,
+                   help=f"concurrent jobs (default {DEFAULTS.max_jobs}; thm2: {hier_claims.HierBounds.max_jobs})")
+    b.add_argument("--max-w", type=_positive(int), default=None, help=f"instances per job (default {DEFAULTS.max_w}; thm2: {hier_claims.HierBounds.max_w})")
+    b.add_argument("--max-states", type=_positive(int), default=None,
+                   help=f"distinct states per N of each exploration before giving up as inconclusive "
+                        f"(default {DEFAULTS.max_states:,}; thm2: {hier_claims.HierBounds.max_states:,})")
     b.add_argument("--time-limit", type=_positive(float), default=None, metavar="SECONDS",
                    help="wall-clock budget of the whole run; unfinished checks are inconclusive")
     hier_claims.add_arguments(b)
@@ -93,23 +94,16 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    try:
-        return _main(argv)
-    except (UsageError, ClaimError) as e:
-        print(f"verify: error: {e}", file=sys.stderr)
-        return EXIT_USAGE
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    return run("verify", lambda: _main(args_list), usage_errors=(TraceError,))
 
 
 def _main(argv: list[str]) -> int:
-    from proofs_check.report import bounds_text, catalogue_text, results_text, summary_text, to_json, to_junit
-
     args = build_parser().parse_args(argv)
     progress = None if args.quiet else stderr_progress
     if args.list:
-        print(catalogue_text(CATALOGUE))
-        print(hier_claims.catalogue_text())
+        print(catalogue_text(DOCS.values()))
         return 0
     for path in (args.json, args.junit):
         if path and not Path(path).resolve().parent.is_dir():
@@ -118,107 +112,75 @@ def _main(argv: list[str]) -> int:
     if args.audit:
         from proofs_check.gpu.audit import AuditError, audit_file, parse_bound
 
-        try:
+        with usage_on(AuditError):
             results, text = audit_file(args.audit, parse_bound(args.bound))
-        except AuditError as e:
-            raise UsageError(str(e)) from None
         print(text)
-        return _finish(results, args, argv, None, t0, to_json, to_junit, summary_text)
+        return _finish(results, args, argv, None, t0)
     if args.replay:
-        return _replay(args, argv, t0, to_json, to_junit, summary_text)
-    ids = [cid for n in args.theorem for cid in _theorem(n)] + args.claim
+        return _replay(args, argv, t0)
+    ids = _selected(args)
+    if args.min_nodes > args.max_nodes:
+        raise UsageError(f"--min-nodes {args.min_nodes} > --max-nodes {args.max_nodes}")
+    bounds = _bounds(args)
+    with usage_on(ValueError):
+        hier = hier_claims.bounds_from_args(args)
+    print(f"verify: {', '.join(ids)}")
+    if any(not hier_claims.owns(c) for c in ids):
+        print(bounds_text(bounds, args.time_limit))
+    deadline = None if args.time_limit is None else time.perf_counter() + args.time_limit
+    with Engine(args.backend, args.workers, args.address) as engine:
+        opts = RunOptions(bounds, hier, args.variant, None, engine, deadline, progress, args.seed, args.random,
+                          args.random_nodes)
+        results = catalogue.run(ids, opts)
+    print(results_text(results, DOCS))
+    return _finish(results, args, argv, bounds.describe(), t0)
+
+
+def _selected(args: argparse.Namespace) -> list[str]:
+    selectors = [cid for n in args.theorem for cid in _theorem(n)] + args.claim
+    if args.variant is not None and args.variant not in VARIANTS:
+        raise UsageError(f"--variant {args.variant!r}: unknown; known: {', '.join(VARIANTS)}")
     if args.all and args.variant is not None:
         if args.variant not in VARIANT_CLAIMS:
             raise UsageError(f"--variant {args.variant!r}: no claim list; known: {', '.join(VARIANT_CLAIMS)}")
-        ids += list(VARIANT_CLAIMS[args.variant])
+        selectors += list(VARIANT_CLAIMS[args.variant])
     elif args.all:
-        ids += [c.id for c in CATALOGUE] + [c.id for c in hier_claims.HIER_CATALOGUE]
-    hier_ids = [i for i in ids if hier_claims.owns(i)]
-    ids = [i for i in ids if not hier_claims.owns(i)]
-    if not ids and not hier_ids:
+        selectors += list(DOCS)
+    if not selectors:
         raise UsageError("nothing to check: give --theorem N, --claim ID, --all, --list, --replay FILE or --audit LOG")
-    try:
-        claims = resolve(ids)
-    except ValueError as e:
-        raise UsageError(str(e)) from None
-    if args.min_nodes > args.max_nodes:
-        raise UsageError(f"--min-nodes {args.min_nodes} > --max-nodes {args.max_nodes}")
-    variant = _variant(args.variant)
-    bounds = Bounds(args.max_nodes, args.min_nodes, args.depth, args.max_jobs, args.max_w, args.max_states)
-    deadline = None if args.time_limit is None else time.perf_counter() + args.time_limit
-    print(f"verify: {', '.join([c.id for c in claims] + hier_ids)}")
-    errors: list[str] = []
-    results = []
-    if claims:
-        print(bounds_text(bounds, args.time_limit))
-        from proofs_check.core.engine import Engine, EngineError
+    with usage_on(ValueError):
+        return catalogue.resolve(selectors)
 
-        try:
-            with Engine(args.backend, args.workers, args.address) as engine:
-                results = run_claims(claims, bounds, variant, deadline=deadline, progress=progress, seed=args.seed,
-                                     errors=errors, engine=engine)
-        except EngineError as e:
-            raise UsageError(str(e)) from None
-    if args.random:
-        from proofs_check.sampling import sample_claims
 
-        results = sample_claims(claims, results, args.random, args.seed, args.random_nodes, variant, progress)
-    if hier_ids:
-        try:
-            results += hier_claims.run_from_args(hier_ids, args, argv, deadline, progress)
-        except ValueError as e:
-            raise UsageError(str(e)) from None
-    print(results_text(results))
-    code = _finish(results, args, argv, bounds, t0, to_json, to_junit, summary_text)
-    for e in errors:
-        print(f"verify: error: {e}", file=sys.stderr)
-    return EXIT_USAGE if errors else code
+def _bounds(args: argparse.Namespace) -> Bounds:
+    """The flat bounds: the shared search flags where given, the flat defaults otherwise."""
+    given = {f: getattr(args, f) for f in ("depth", "max_jobs", "max_w", "max_states") if getattr(args, f) is not None}
+    return Bounds(args.max_nodes, args.min_nodes, **given)
 
 
 def _theorem(n: int) -> tuple[str, ...]:
-    known = {**THEOREMS, **hier_claims.THEOREMS}
-    if n not in known:
-        raise UsageError(f"--theorem {n}: unknown theorem; known: {', '.join(map(str, known))}")
-    return known[n]
+    if n not in THEOREMS:
+        raise UsageError(f"--theorem {n}: unknown theorem; known: {', '.join(map(str, THEOREMS))}")
+    return THEOREMS[n]
 
 
-def _variant(name: str | None):
-    if name is None:
-        return None
-    from heuristics.gpu.compass import VARIANTS
-
-    if name not in VARIANTS:
-        raise UsageError(f"--variant {name!r}: unknown; known: {', '.join(VARIANTS)}")
-    return name
-
-
-def _replay(args, argv, t0, to_json, to_junit, summary_text) -> int:
-    from proofs_check.replay import ReplayError, load_traces, replay_record
-
-    try:
-        results: list[ClaimResult] = []
-        for rec in load_traces(args.replay):
-            if hier_claims.owns(rec.get("claim", "")):
-                try:
-                    res, lines = hier_claims.replay_record(rec)
-                except (KeyError, ValueError) as e:
-                    raise ReplayError(f"{args.replay}: bad hierarchical trace ({e})") from None
-            else:
-                res, lines = replay_record(rec)
-            print("\n".join(lines))
-            print(f"{res.claim_id}: {res.verdict.value.upper()} — {res.message}\n")
-            results.append(res)
-    except ReplayError as e:
-        raise UsageError(str(e)) from None
-    return _finish(results, args, argv, None, t0, to_json, to_junit, summary_text)
+def _replay(args: argparse.Namespace, argv: list[str], t0: float) -> int:
+    results: list[ClaimResult] = []
+    for rec in load_records(args.replay, catalogue.known):
+        res, lines = catalogue.replay(rec)
+        print("\n".join(lines))
+        print(f"{res.claim_id}: {res.verdict.value.upper()} — {res.message}\n")
+        results.append(res)
+    return _finish(results, args, argv, None, t0)
 
 
-def _finish(results, args, argv, bounds, t0, to_json, to_junit, summary_text) -> int:
+def _finish(results: list[ClaimResult], args: argparse.Namespace, argv: list[str], bounds: dict[str, Any] | None,
+            t0: float) -> int:
     elapsed = time.perf_counter() - t0
     if args.json:
         Path(args.json).write_text(to_json(results, argv, bounds))
     if args.junit:
-        Path(args.junit).write_text(to_junit(results, elapsed))
+        Path(args.junit).write_text(to_junit(results, elapsed, DOCS))
     print(summary_text(results) + f" [{elapsed:.1f}s]")
     return exit_code(results)
 

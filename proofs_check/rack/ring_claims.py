@@ -31,7 +31,9 @@ from heuristics.rack.ring_order import EXACT_LIMIT, ring_order
 from heuristics.rack.ringstitch import RingStitch
 from oracle.rack.rack_subset import MAX_RACKS, lex_optimal_subset, min_racks
 from oracle.rack.ring_tour import held_karp
-from proofs_check.verdict import ClaimResult, Verdict
+from proofs_check.core.claim import ClaimDoc
+from proofs_check.core.trace import Record, envelope
+from proofs_check.core.verdict import ClaimResult, Verdict
 
 Progress = Callable[[str], None] | None
 
@@ -54,7 +56,8 @@ def check_ring_exact(seed: int = 0, samples: int = 300, nn_samples: int = 200,
         opt, _ = held_karp(dist[np.ix_(racks, racks)])
         checked += 1
         if cost != opt:
-            ce = {"dims": list(dims), "racks": [int(r) for r in racks], "ring_cost": int(cost), "optimum": int(opt)}
+            ce = {**envelope("ring-order", "ring-exact"), "dims": list(dims), "racks": [int(r) for r in racks],
+                  "ring_cost": int(cost), "optimum": int(opt)}
             if counterexample is None or len(racks) < len(counterexample["racks"]):
                 counterexample = ce
 
@@ -115,9 +118,9 @@ def _compare(cluster: RackCluster, residual: Sequence[int], demand: int, policy:
     table = policy.penalty.table(cluster.capacity)
     p = policy.place(cluster, residual, demand)
     cert = lex_optimal_subset(residual, demand, cluster.dist, table, time_limit=time_limit)
-    if cert.status == "unknown":
+    if not cert.is_proven:  # the time limit was hit: feasible or unknown
         return "unknown", None, None
-    if cert.status != "optimal" or p is None:
+    if cert.objective is None or p is None:
         raise AssertionError(f"stitching-regime instance {residual}, D={demand}: oracle {cert.status}, "
                              f"RingStitch {'deferred' if p is None else 'placed'}")
     mine, opt = p.key, (cert.objective[0], cert.objective[1], round(cert.objective[2], 9))
@@ -129,7 +132,8 @@ def _compare(cluster: RackCluster, residual: Sequence[int], demand: int, policy:
               "demand": int(demand), "penalty": policy.penalty.name,
               "ringstitch": {"key": list(mine), "alloc": [list(a) for a in p.alloc], "ring": list(p.ring),
                              "generator": p.source},
-              "optimum": {"key": list(opt), "alloc": [list(a) for a in cert.alloc], "ring": list(cert.ring)}}
+              "optimum": {"key": list(opt), "alloc": [list(a) for a in cert.witness.alloc],
+                          "ring": list(cert.witness.ring)}}
     return "suboptimal", record, tuple(m - o for m, o in zip(mine, opt))
 
 
@@ -181,7 +185,8 @@ def check_ring_choice(seed: int = 0, samples: int = 200, sim_samples: int = 100,
         return [ClaimResult("ring-choice", Verdict.VIOLATED,
                             f"RingStitch's set is not lexicographically optimal on {tally.suboptimal} of "
                             f"{tally.total} instances ({stats['by_key']})", bounds, stats,
-                            tally.smallest | {"smallest_per_key": tally.smallest_by_key})]
+                            envelope("ring-choice", "ring-choice") | tally.smallest
+                            | {"smallest_per_key": tally.smallest_by_key})]
     return [ClaimResult("ring-choice", Verdict.HOLDS,
                         f"RingStitch's set is lexicographically optimal on all {tally.total} instances",
                         bounds, stats)]
@@ -286,3 +291,41 @@ def replay_ring_choice(counterexample: dict) -> tuple[str, list[str]]:
         lines.append(f"  RingStitch: {record['ringstitch']}")
         lines.append(f"  optimum:    {record['optimum']}  (gap per key {gap})")
     return status, lines
+
+
+def replay_ring_exact(counterexample: Record) -> tuple[str, list[str]]:
+    """Re-run a ring-exact counterexample: ('optimal' | 'suboptimal', report lines)."""
+    dims, racks = tuple(counterexample["dims"]), [int(r) for r in counterexample["racks"]]
+    dist = RackCluster.torus(dims).dist
+    order, cost = ring_order(racks, dist)
+    opt, _ = held_karp(dist[np.ix_(racks, racks)])
+    lines = [f"torus {dims}, racks {racks}: ring order {list(order)} costs {cost}, minimum tour {opt}"]
+    return ("optimal" if cost == opt else "suboptimal"), lines
+
+
+_SMALL = "small instances"
+RING_CLAIMS: tuple[ClaimDoc, ...] = (
+    ClaimDoc("ring-exact", "RingStitch ring order (seed 004)", "≤ 8 racks",
+             "the ring order is optimal (9–12 racks: worst nearest-neighbour/optimal ratio reported)",
+             "RingStitch (proofs_check.rack.ring_claims)"),
+    ClaimDoc("ring-choice", "RingStitch rack choice (seed 004)", _SMALL,
+             "distance of the chosen rack set from the lexicographic optimum (racks, ring cost, fragmentation)",
+             "RingStitch (proofs_check.rack.ring_claims)"),
+)
+CHECKS: dict[str, Callable[..., list[ClaimResult]]] = {"ring-exact": check_ring_exact, "ring-choice": check_ring_choice}
+REPLAYS: dict[str, Callable[[Record], tuple[str, list[str]]]] = {
+    "ring-exact": replay_ring_exact, "ring-choice": replay_ring_choice}
+
+
+def replay_ring(rec: Record) -> tuple[ClaimResult, list[str]]:
+    """Re-run a RingStitch record by re-solving the instance exactly: 'suboptimal' reproduces the
+    violation, 'optimal' means it no longer does."""
+    cid = rec["claim"]
+    status, shown = REPLAYS[cid](rec)
+    lines = [f"replay {cid}"] + list(shown)
+    b = {"record": "ring"}
+    if status == "suboptimal":
+        return ClaimResult(cid, Verdict.VIOLATED, "reproduced", b, counterexample=rec), lines
+    if status == "optimal":
+        return ClaimResult(cid, Verdict.HOLDS, "no longer reproduces (RingStitch now picks the optimum)", b), lines
+    return ClaimResult(cid, Verdict.INCONCLUSIVE, f"the exact oracle did not finish ({status})", b), lines

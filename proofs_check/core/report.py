@@ -9,34 +9,23 @@ from __future__ import annotations
 
 import json
 import platform
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 from xml.etree import ElementTree as ET
 
-from proofs_check.gpu.claims import CLAIMS, Claim
-from proofs_check.explorer import Bounds
-from proofs_check.verdict import ClaimResult, Verdict, exit_code
+from proofs_check.core.claim import ClaimDoc
+from proofs_check.core.verdict import ClaimResult, Verdict, exit_code
+
+Docs = Mapping[str, ClaimDoc]
 
 EXIT_MEANING = {0: "all checked claims hold within bounds", 1: "a claim is violated",
                 2: "bad usage or input", 3: "inconclusive or vacuous"}
 
 
-def catalogue_text(claims: Iterable[Claim]) -> str:
-    rows = []
-    for c in claims:
-        rows.append(f"{c.id}\n    ref:       {c.ref}\n    premise:   {c.premise}\n    property:  {c.property}\n"
-                    f"    checked:   {c.applies_to}")
-    return "\n".join(rows)
+def catalogue_text(docs: Iterable[ClaimDoc]) -> str:
+    return "\n".join(d.text() for d in docs)
 
 
-def bounds_text(b: Bounds, time_limit: float | None) -> str:
-    return (f"bounds: N = {b.min_nodes}..{b.max_nodes} nodes of 8 GPUs; ≤ {b.depth} events from the empty cluster; "
-            f"≤ {b.max_jobs} concurrent jobs; arrivals w = 1..{b.max_w} (and w·g ≤ free GPUs); "
-            f"≤ {b.max_states:,} distinct states per N of each exploration; time limit "
-            f"{'none' if time_limit is None else f'{time_limit:g}s'}; "
-            f"count claims: every count vector with T ≤ {8 * b.max_nodes} GPUs")
-
-
-def results_text(results: list[ClaimResult]) -> str:
+def results_text(results: list[ClaimResult], docs: Docs) -> str:
     out: list[str] = []
     shown_explorations: set[str] = set()
     for r in results:
@@ -46,7 +35,7 @@ def results_text(results: list[ClaimResult]) -> str:
             out.append(exploration_table(label, r.stats["sizes"], r.bounds))
     out.append("")
     for r in results:
-        out.append(claim_text(r))
+        out.append(claim_text(r, docs))
     return "\n".join(out)
 
 
@@ -63,8 +52,8 @@ def exploration_table(label: str, sizes: list[dict[str, Any]], bounds: dict[str,
     return "\n".join(rows)
 
 
-def claim_text(r: ClaimResult) -> str:
-    c = CLAIMS.get(r.claim_id.split("[")[0])
+def claim_text(r: ClaimResult, docs: Docs) -> str:
+    c = docs.get(r.claim_id.split("[")[0])
     lines = [f"{r.claim_id}: {r.verdict.value.upper()} — {r.message}"]
     if c is not None:
         lines.append(f"    {c.ref}; property: {c.property}")
@@ -100,10 +89,11 @@ def summary_text(results: list[ClaimResult]) -> str:
 
 
 # --------------------------------------------------------------------------- files
-def to_json(results: list[ClaimResult], argv: list[str], bounds: Bounds | None, extra: dict | None = None) -> str:
+def to_json(results: list[ClaimResult], argv: list[str], bounds: dict[str, Any] | None,
+            extra: dict[str, Any] | None = None) -> str:
     doc = {
         "tool": "verify", "argv": argv, "python": platform.python_version(),
-        "bounds": bounds.describe() if bounds is not None else None,
+        "bounds": bounds,
         "exit_code": exit_code(results),
         "results": [{"claim_id": r.claim_id, "verdict": r.verdict.value, "message": r.message,
                      "bounds": r.bounds, "stats": r.stats, "counterexample": r.counterexample} for r in results],
@@ -112,7 +102,7 @@ def to_json(results: list[ClaimResult], argv: list[str], bounds: Bounds | None, 
     return json.dumps(doc, indent=1, ensure_ascii=False, default=str)
 
 
-def to_junit(results: list[ClaimResult], elapsed: float) -> str:
+def to_junit(results: list[ClaimResult], elapsed: float, docs: Docs) -> str:
     suite = ET.Element("testsuite", name="verify", tests=str(len(results)), time=f"{elapsed:.3f}",
                        failures=str(sum(r.verdict == Verdict.VIOLATED for r in results)),
                        errors=str(sum(r.verdict == Verdict.INCONCLUSIVE for r in results)),
@@ -123,7 +113,7 @@ def to_junit(results: list[ClaimResult], elapsed: float) -> str:
                              time=f"{secs:.3f}")
         if r.verdict == Verdict.VIOLATED:
             el = ET.SubElement(case, "failure", message=r.message, type="violated")
-            el.text = claim_text(r)
+            el.text = claim_text(r, docs)
         elif r.verdict == Verdict.INCONCLUSIVE:
             ET.SubElement(case, "error", message=r.message, type="inconclusive")
         elif r.verdict == Verdict.VACUOUS:

@@ -1,0 +1,128 @@
+"""The claim catalogue of `verify`: every claim family, in report order, and how to run and replay each.
+
+Families (each an adapter onto ``proofs_check.core``): flat COMPASS state claims
+(``gpu.flat_claims``), Φ★ formula claims over count vectors (``gpu.count_claims``), RingStitch
+claims (``rack.ring_claims``) and hierarchical COMPASS claims (``gpu.hier_claims``). The catalogue
+is the one place that knows them all; the two domains never import each other.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable
+
+from heuristics.gpu.compass import Variant
+from proofs_check.core.claim import ClaimDoc, matches
+from proofs_check.core.engine import SERIAL, Engine
+from proofs_check.core.model import Expect
+from proofs_check.core.search import Progress
+from proofs_check.core.trace import Record, TraceError
+from proofs_check.core.verdict import ClaimResult, Verdict
+from proofs_check.gpu import hier_claims
+from proofs_check.gpu.count_claims import COUNT_CLAIMS, COUNTS, check_counts, replay_counts
+from proofs_check.gpu.flat_claims import FLAT, FLAT_CLAIMS, Bounds, PolicyFactory, replay_flat, run_flat, sample_flat
+from proofs_check.gpu.hier_claims import HIER_CATALOGUE, HierBounds
+from proofs_check.rack.ring_claims import CHECKS as RING_CHECKS
+from proofs_check.rack.ring_claims import RING_CLAIMS, replay_ring
+
+DOCS: dict[str, ClaimDoc] = {d.id: d for d in (*(c.doc for c in FLAT_CLAIMS), *(c.doc for c in COUNT_CLAIMS),
+                                               *RING_CLAIMS, *(c.doc for c in HIER_CATALOGUE))}
+ORDER = {cid: i for i, cid in enumerate(DOCS)}
+THEOREMS: dict[int, tuple[str, ...]] = {1: ("thm1.slotted", "thm1.pool", "thm1.sif"), **hier_claims.THEOREMS}
+# The claims each COMPASS variant makes (``verify --all --variant V`` checks exactly these): the
+# paper's for literal and prop3, and the repaired variant's invariants (its docstring).
+VARIANT_CLAIMS: dict[str, tuple[str, ...]] = {
+    "literal": ("thm1", "prop1", "lemA2"),
+    "prop3": ("prop3",),
+    "repaired": ("thm1", "prop1", "lemA2", "migr"),
+}
+
+
+def resolve(selectors: list[str]) -> list[str]:
+    """Claim ids named by id or by a prefix before '.' ('thm1' → its parts), in catalogue order;
+    ValueError naming the first unknown selector."""
+    out: list[str] = []
+    for sel in selectors:
+        found = [cid for cid in DOCS if matches(cid, sel)]
+        if not found:
+            raise ValueError(f"unknown claim id {sel!r}; see `verify --list`")
+        out += [cid for cid in found if cid not in out]
+    return sorted(out, key=ORDER.__getitem__)
+
+
+def known(claim_id: str) -> bool:
+    return claim_id in DOCS
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Everything a run needs beyond the claim ids (the CLI builds it from its flags)."""
+
+    bounds: Bounds = Bounds()
+    hier: HierBounds = HierBounds()
+    variant: str | Variant | None = None  # overrides each flat claim's own COMPASS variant
+    factory: PolicyFactory | None = None  # any flat policy (tests, mutants) instead of COMPASS
+    engine: Engine = SERIAL
+    deadline: float | None = None
+    progress: Progress | None = None
+    seed: int = 0
+    random: int = 0  # Hypothesis-drawn sequences per flat claim, on N ≤ random_nodes
+    random_nodes: int = 64
+    announce: Callable[[str], None] = field(default=print)  # the bounds lines of the report
+
+
+def run(ids: list[str], opts: RunOptions) -> list[ClaimResult]:
+    """Check the claims ``ids`` (from :func:`resolve`); results in catalogue order."""
+    results: list[ClaimResult] = []
+    flat = [FLAT[c] for c in ids if c in FLAT]
+    if flat:
+        results += run_flat(flat, opts.bounds, opts.variant, opts.factory, opts.engine, opts.deadline, opts.progress)
+        if opts.random:
+            results = [_sampled(r, opts) if r.claim_id in FLAT else r for r in results]
+    results += [check_counts(COUNTS[c], opts.bounds.max_nodes, opts.deadline, opts.progress) for c in ids if c in COUNTS]
+    for c in ids:
+        if c in RING_CHECKS:
+            results += RING_CHECKS[c](seed=opts.seed, progress=opts.progress)
+    hier = [c for c in ids if hier_claims.owns(c)]
+    if hier:
+        opts.announce(hier_claims.bounds_text(opts.hier))
+        results += hier_claims.run_hier_claims(hier_claims.resolve_hier(hier), opts.hier, opts.deadline,
+                                               opts.progress, opts.engine)
+    return sorted(results, key=lambda r: (ORDER[r.claim_id.split("[")[0]], r.claim_id))
+
+
+def _sampled(r: ClaimResult, opts: RunOptions) -> ClaimResult:
+    """Merge ``--random`` sampling into an exhaustive flat result: sampling can only add a
+    counterexample (violated) or a reachability witness (holds)."""
+    c = FLAT[r.claim_id]
+    reachable = c.prop.expect is Expect.REACHABLE
+    if r.verdict is Verdict.VIOLATED or (reachable and r.verdict is Verdict.HOLDS):
+        return r
+    if opts.progress is not None:
+        opts.progress(f"[{c.id}] sampling {opts.random} sequences, N ≤ {opts.random_nodes}, seed {opts.seed}")
+    rec, runs = sample_flat(c, opts.random, opts.seed, opts.random_nodes, opts.variant, opts.factory)
+    stats = {**r.stats, "sampling": {"sequences": runs, "max_nodes": opts.random_nodes, "seed": opts.seed,
+                                     "found": rec is not None}}
+    bounds = {**r.bounds, "sampling": f"{opts.random} sequences, N ≤ {opts.random_nodes}, seed {opts.seed}"}
+    if rec is None:
+        return replace(r, stats=stats, bounds=bounds,
+                       message=r.message + f"; no counterexample in {runs} sampled sequences (N ≤ {opts.random_nodes})")
+    if reachable:
+        return replace(r, verdict=Verdict.HOLDS, bounds=bounds, stats={**stats, "witness": rec},
+                       message=f"reached by sampling at N={rec['n_nodes']} after {len(rec['events'])} events")
+    return replace(r, verdict=Verdict.VIOLATED, bounds=bounds, stats=stats, counterexample=rec,
+                   message=f"violated (found by sampling, shrunk) at N={rec['n_nodes']} after {len(rec['events'])} events")
+
+
+def replay(rec: Record, factory: PolicyFactory | None = None) -> tuple[ClaimResult, list[str]]:
+    """Re-run one saved record (validated by ``core.trace``) with the family that wrote it."""
+    cid, kind = rec["claim"], rec["kind"]
+    try:
+        if kind == "counts":
+            return replay_counts(COUNTS[cid], rec)
+        if kind.startswith("ring-"):
+            return replay_ring(rec)
+        if hier_claims.owns(cid):
+            return hier_claims.replay_record(rec)
+        return replay_flat(FLAT[cid], rec, factory)
+    except (KeyError, ValueError) as e:
+        raise TraceError(f"malformed {kind} record for {cid}: {e}") from None

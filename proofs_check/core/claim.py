@@ -1,0 +1,22 @@
+"""What the catalogue says about a claim (its documentation), shared by every claim family."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ClaimDoc:
+    id: str
+    ref: str  # where the paper makes the claim
+    premise: str
+    property: str
+    checked: str  # what is checked and how (scheduler, event family, scan)
+
+    def text(self) -> str:
+        return (f"{self.id}\n    ref:       {self.ref}\n    premise:   {self.premise}\n"
+                f"    property:  {self.property}\n    checked:   {self.checked}")
+
+
+def matches(claim_id: str, selector: str) -> bool:
+    """A selector names a claim by id or by a prefix before '.' ('thm1' selects 'thm1.sif')."""
+    return claim_id == selector or claim_id.startswith(selector + ".")

@@ -1,0 +1,135 @@
+"""The state-model protocol every checked system implements, and the property record.
+
+The shape follows Stateright's ``Model`` / ``Property`` and Hypothesis's rule-based machines: a
+model says where a system starts, which actions are allowed within the bounds, what one action
+does, which states are interchangeable (symmetry), and which transitions are inside the claim's
+premise. The search (``proofs_check.core.search``), the sampler (``core.sampler``) and the replay
+(``core.replay``) only ever talk to a system through this protocol; nothing here knows about GPUs,
+racks or schedulers.
+
+A *property* is a named test on the transitions a search reaches:
+
+* ``expect = ALWAYS``: every evaluated step passes; the first failing step (breadth-first, so a
+  shortest trace) is a counterexample;
+* ``expect = REACHABLE``: some evaluated step hits the target; the first one is a witness.
+
+``on = STATE`` evaluates the test once per distinct state (when the search first reaches it);
+``on = TRANSITION`` evaluates it on every applied transition that passes ``when`` (e.g. arrivals
+only, or every event for a per-event migration bound). ``premise`` is Stateright's "sometimes"
+check: a claim whose premise was never met is *vacuous*, not *holds*. ``failure_breaks`` makes an
+operator failure (an action the system could not complete) a violation of the property.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Callable, Generic, Hashable, Protocol, Sequence, TypeVar
+
+S = TypeVar("S", bound=Hashable)
+A = TypeVar("A", bound=Hashable)
+
+Numbers = dict[str, Any]
+
+
+class Outcome(Enum):
+    """What one action did to a state."""
+
+    APPLIED = "applied"
+    REFUSED = "refused"  # the action is not admitted (e.g. the job does not fit): state unchanged
+    FAILED = "operator failure"  # the system could not complete an admitted action: no state produced
+
+
+@dataclass(frozen=True, eq=False)
+class Step(Generic[S, A]):
+    """One transition: ``prev`` --``action``--> ``state``.
+
+    For the initial state ``prev`` and ``action`` are None. When the action was not applied
+    ``state`` is ``prev``. ``detail`` is the model's payload for the transition (e.g. the
+    migrations an event caused), ``reason`` the system's text for a refusal or a failure (shown to
+    people, never parsed). ``memo`` caches quantities that several properties derive from the step.
+    """
+
+    prev: S | None
+    action: A | None
+    outcome: Outcome
+    state: S
+    detail: Any = ()
+    reason: str = ""
+    memo: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def applied(self) -> bool:
+        return self.outcome is Outcome.APPLIED
+
+
+class StateModel(Protocol[S, A]):
+    """A bounded transition system of one size (e.g. one cluster size N).
+
+    ``actions`` must return the same sequence, in the same order, every time it is called on the
+    same state: a transition's position in it is part of the search's deterministic order.
+    ``step`` returns the raw successor; the search stores ``representative(step.state)``, so
+    ``step`` must accept representatives as input (a representative is a state of the same type).
+    """
+
+    size: int
+
+    def init_states(self) -> Sequence[S]: ...
+
+    def actions(self, s: S) -> Sequence[A]: ...
+
+    def step(self, s: S, a: A) -> Step[S, A]: ...
+
+    def representative(self, s: S) -> S: ...
+
+    def within(self, st: Step[S, A]) -> bool:
+        """The premise filter on trajectories: False drops the successor (counted as pruned)."""
+        ...
+
+    def state_to_json(self, s: S) -> dict[str, Any]: ...
+
+    def state_from_json(self, d: dict[str, Any]) -> S: ...
+
+    def action_to_json(self, a: A) -> dict[str, Any]: ...
+
+    def action_from_json(self, d: dict[str, Any]) -> A: ...
+
+
+class Expect(Enum):
+    ALWAYS = "always"
+    REACHABLE = "reachable"
+
+
+class On(Enum):
+    STATE = "state"  # once per distinct state, when first reached
+    TRANSITION = "transition"  # on every applied transition that passes ``when``
+
+
+class Undecided(RuntimeError):
+    """Raised by a property test that could not decide (an exact solve hit its limit): the step
+    makes the property inconclusive, never holds or violated."""
+
+
+@dataclass(frozen=True)
+class Property(Generic[S, A]):
+    """One claim part as the search sees it. ``test`` returns None when the step passes (ALWAYS)
+    or misses the target (REACHABLE), else the numbers that matter (a breach or a witness)."""
+
+    name: str
+    expect: Expect
+    test: Callable[[Step[S, A]], Numbers | None]
+    on: On = On.STATE
+    when: Callable[[A], bool] | None = None
+    premise: Callable[[Step[S, A]], bool] | None = None
+    failure_breaks: bool = False
+    score: Callable[[Step[S, A]], float] | None = None  # what guided sampling maximises
+
+    def applies(self, st: Step[S, A], new: bool) -> bool:
+        """Whether this property is evaluated on ``st`` (``new``: its state was not seen before)."""
+        if self.on is On.STATE:
+            return new
+        return st.action is not None and (self.when is None or self.when(st.action))
+
+
+def failure_numbers(reason: str) -> Numbers:
+    """The numbers an operator failure reports to the properties it breaks."""
+    return {"operator failure": reason}

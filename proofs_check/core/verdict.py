@@ -1,0 +1,106 @@
+"""Verdicts, the result record every claim check returns, and the verdict rules of an exploration.
+
+Shared by every claim family; imports nothing outside the core.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import TYPE_CHECKING, Any, Callable
+
+from proofs_check.core.model import Expect
+
+if TYPE_CHECKING:
+    from proofs_check.core.model import Property
+    from proofs_check.core.search import Exploration, PropertyOutcome, SizeStats
+
+
+class Verdict(str, Enum):
+    HOLDS = "holds"  # holds within the stated bounds, which were fully covered
+    VIOLATED = "violated"  # a counterexample was found
+    VACUOUS = "vacuous"  # the premise was never met in the explored space
+    INCONCLUSIVE = "inconclusive"  # a budget or solver limit was hit before the bounds were covered
+
+
+# Exit codes of `verify` (SPEC): 0 holds, 1 violated, 2 bad usage/input, 3 inconclusive.
+EXIT_HOLDS, EXIT_VIOLATED, EXIT_USAGE, EXIT_INCONCLUSIVE = 0, 1, 2, 3
+
+
+@dataclass(frozen=True)
+class ClaimResult:
+    """The outcome of checking one claim (or one part of a claim).
+
+    ``bounds`` are the bounds the check covered (printed in every report), ``stats`` the search
+    statistics and reported figures, ``counterexample`` a JSON-able record that ``--replay`` can
+    re-run (None unless violated).
+    """
+
+    claim_id: str
+    verdict: Verdict
+    message: str = ""
+    bounds: dict[str, Any] = field(default_factory=dict)
+    stats: dict[str, Any] = field(default_factory=dict)
+    counterexample: dict[str, Any] | None = None
+
+
+def exit_code(results: list[ClaimResult]) -> int:
+    """1 if anything is violated, else 3 if anything is inconclusive, else 0.
+
+    A vacuous claim is not a failure of the policy, but it is not evidence either; it maps to 3
+    so a CI job cannot go green on a check whose premise was never exercised.
+    """
+    verdicts = {r.verdict for r in results}
+    if Verdict.VIOLATED in verdicts:
+        return EXIT_VIOLATED
+    if verdicts & {Verdict.INCONCLUSIVE, Verdict.VACUOUS}:
+        return EXIT_INCONCLUSIVE
+    return EXIT_HOLDS
+
+
+def size_row(s: "SizeStats") -> dict[str, Any]:
+    """One row of a report's exploration table (column N is the model's size)."""
+    return {"N": s.size, "distinct": s.distinct, "generated": s.generated, "depth": s.depth_reached,
+            "at depth bound": s.at_depth_bound, "queue left": s.queue_left, "refused": s.refused,
+            "operator failures": s.failures, "pruned (WCC)": s.pruned,
+            "seconds": round(s.seconds, 3), "distinct/s": round(s.rate) if s.seconds else None,
+            "complete": s.complete, "stop": s.stop_reason}
+
+
+@dataclass(frozen=True)
+class Explained:
+    """How a report names the explored sizes: ``where(size)`` for one ("N=3", "D=2, K=3"),
+    ``span(first, last)`` for a range ("N=1..3", "D=1..2, K=3"), and the bounds that are not
+    sizes ("depth ≤ 10, ≤ 4 jobs, w ≤ 4")."""
+
+    where: Callable[[int], str]
+    span: Callable[[int, int], str]
+    rest: str
+
+
+def explored_verdict(prop: "Property[Any, Any]", out: "PropertyOutcome[Any, Any]", exp: "Exploration[Any, Any]",
+                     first_size: int, says: Explained) -> tuple[Verdict, str]:
+    """The verdict of one explored property (never "holds" for a partial search).
+
+    ALWAYS — violated when a reached step breaks it (shortest trace); else inconclusive when a
+    budget or an undecided test stopped the check; else vacuous when its premise ("sometimes")
+    was never met; else holds within the stated bounds.
+    REACHABLE — holds when the target is reached (the witness is the trace); otherwise
+    inconclusive: not reaching it within bounds does not refute reachability.
+    """
+    covered = says.span(first_size, exp.sizes[-1].size) if exp.sizes else "nothing"
+    f = out.finding
+    if f is not None:
+        at = f"{says.where(f.size)} after {len(f.actions)} events"
+        if prop.expect is Expect.REACHABLE:
+            return Verdict.HOLDS, f"reached at {at}"
+        return Verdict.VIOLATED, f"violated at {at}" + (f" ({f.failure})" if f.failure else "")
+    if out.undecided:
+        return Verdict.INCONCLUSIVE, out.undecided
+    if not exp.complete:
+        last = exp.sizes[-1]
+        return Verdict.INCONCLUSIVE, f"{last.stop_reason} hit at {says.where(last.size)} ({last.queue_left} states queued)"
+    if prop.expect is Expect.REACHABLE:
+        return Verdict.INCONCLUSIVE, f"target not reached within the bounds ({covered})"
+    if prop.premise is not None and not out.premise_met:
+        return Verdict.VACUOUS, f"premise never met ({covered})"
+    return Verdict.HOLDS, f"holds within bounds ({covered}, {says.rest})"

@@ -1,0 +1,130 @@
+"""Job events, the actions of every GPU-cluster state model, and the facts a state implies.
+
+An event is a job arrival (w instances of g GPUs, gang) or a job departure. ``job`` is the job's
+label in the representative state just before the event: a representative labels its k running
+jobs 0..k-1, so an arriving job gets label k (``proofs_check.gpu.canonical``).
+"""
+from __future__ import annotations
+
+from typing import Any, Iterator, NamedTuple, Union
+
+from heuristics.gpu.abs_space import AbsView, NodeView, SlotView
+from heuristics.gpu.cluster import Instance, Job, Placement
+
+FlatState = Union[AbsView, Placement]
+
+
+class Event(NamedTuple):
+    """A job event; ``job`` is the label in the representative state just before the event."""
+
+    arrive: bool
+    job: int
+    g: int
+    w: int
+
+    def __str__(self) -> str:
+        return f"{'+' if self.arrive else '-'}J{self.job} (g={self.g},w={self.w})"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"event": "arrive" if self.arrive else "depart", "job": self.job, "g": self.g, "w": self.w}
+
+    @staticmethod
+    def from_json(d: dict[str, Any]) -> "Event":
+        if d.get("event") not in ("arrive", "depart"):
+            raise ValueError(f"event must be 'arrive' or 'depart', got {d.get('event')!r}")
+        return Event(d["event"] == "arrive", int(d["job"]), int(d["g"]), int(d["w"]))
+
+
+def is_arrival(e: Event) -> bool:
+    return e.arrive
+
+
+def is_departure(e: Event) -> bool:
+    return not e.arrive
+
+
+def arrival_shapes(free: int, n_running: int, demands: tuple[int, ...], max_jobs: int,
+                   max_w: int) -> Iterator[tuple[int, int]]:
+    """(g, w) shapes that may arrive: g in the family, 1 ≤ w ≤ max_w, w·g ≤ free GPUs, while
+    fewer than ``max_jobs`` jobs run."""
+    if n_running >= max_jobs:
+        return
+    for g in demands:
+        for w in range(1, min(max_w, free // g) + 1):
+            yield g, w
+
+
+def job_events(running: dict[int, Job], free: int, demands: tuple[int, ...], max_jobs: int,
+               max_w: int) -> list[Event]:
+    """Every admissible event, in the search's fixed order: arrivals (by g, then w), then the
+    departure of each running job by label."""
+    label = len(running)
+    while label in running:  # only for states that are not representatives
+        label += 1
+    events = [Event(True, label, g, w) for g, w in arrival_shapes(free, len(running), demands, max_jobs, max_w)]
+    return events + [Event(False, j, job.g, job.w) for j, job in sorted(running.items())]
+
+
+# --------------------------------------------------------------------------- what a flat state implies
+def counts_of_state(key: FlatState, capacity: int) -> tuple[int, ...]:
+    """n_1..n_G of the instances in a state."""
+    c = [0] * capacity
+    if isinstance(key, AbsView):
+        for nd in key.nodes:
+            c[0] += len(nd.pool)
+            for s in nd.slots:
+                c[s.anchor_g - 1] += 1
+                c[0] += len(s.fillers)
+    else:
+        for node in key.nodes:
+            for i in node:
+                c[i.g - 1] += 1
+    return tuple(c)
+
+
+def running_jobs(key: FlatState) -> dict[int, Job]:
+    """The running jobs a state implies (every instance of a job is placed: gang)."""
+    shape: dict[int, list[int]] = {}
+    if isinstance(key, AbsView):
+        for nd in key.nodes:
+            for j in nd.pool:
+                shape.setdefault(j, [1, 0])[1] += 1
+            for s in nd.slots:
+                shape.setdefault(s.anchor_job, [s.anchor_g, 0])[1] += 1
+                for j in s.fillers:
+                    shape.setdefault(j, [1, 0])[1] += 1
+    else:
+        for node in key.nodes:
+            for i in node:
+                shape.setdefault(i.job, [i.g, 0])[1] += 1
+    return {j: Job(j, g, w) for j, (g, w) in shape.items()}
+
+
+def used_per_node(key: FlatState) -> list[int]:
+    if isinstance(key, AbsView):
+        return [nd.used() for nd in key.nodes]
+    return [sum(i.g for i in node) for node in key.nodes]
+
+
+# --------------------------------------------------------------------------- JSON
+def state_to_json(key: FlatState) -> dict[str, Any]:
+    if isinstance(key, AbsView):
+        return {"type": "abs", "capacity": key.capacity, "nodes": [
+            {"kind": nd.kind, "pool": list(nd.pool),
+             "slots": [{"width": s.width, "anchor": s.anchor_job, "g": s.anchor_g, "fillers": list(s.fillers)}
+                       for s in nd.slots]}
+            for nd in key.nodes]}
+    return {"type": "placement", "capacity": key.capacity,
+            "nodes": [[{"job": i.job, "g": i.g} for i in node] for node in key.nodes]}
+
+
+def state_from_json(d: dict[str, Any]) -> FlatState:
+    if d.get("type") == "abs":
+        return AbsView(int(d["capacity"]), tuple(
+            NodeView(nd["kind"], tuple(nd["pool"]),
+                     tuple(SlotView(s["width"], s["anchor"], s["g"], tuple(s["fillers"])) for s in nd["slots"]))
+            for nd in d["nodes"]))
+    if d.get("type") == "placement":
+        return Placement(int(d["capacity"]), tuple(tuple(Instance(i["job"], i["g"]) for i in node)
+                                                   for node in d["nodes"]))
+    raise ValueError(f"unknown state type {d.get('type')!r}")

@@ -1,0 +1,90 @@
+"""The quantities of one GPU-cluster step that the flat claims read, each computed at most once.
+
+Φ★ comes from the exact oracle (pattern ILP, memoised on (counts, N)); a solve that hits its
+limit raises :class:`~proofs_check.core.model.Undecided`, so the step makes its claim
+inconclusive instead of deciding it.
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from heuristics.gpu.abs_space import POOL, SLOTTED, AbsView
+from heuristics.gpu.policy import Migration
+from oracle.gpu.phi_star import phi_star as oracle_phi_star
+from proofs_check.core.model import Step, Undecided
+from proofs_check.gpu.events import Event, FlatState, counts_of_state, used_per_node
+
+
+def exact_phi_star(counts: tuple[int, ...], n_nodes: int) -> int:
+    """Exact Φ★ (memoised by the oracle on (counts, N)); a solver limit raises Undecided."""
+    cert = oracle_phi_star(counts, n_nodes)
+    if cert.is_optimal and cert.objective is not None:
+        return cert.objective
+    if cert.status == "infeasible":
+        raise RuntimeError(f"Φ★ infeasible for a reached state: counts {counts}, N={n_nodes}")
+    raise Undecided(f"Φ★ solve for counts {counts}, N={n_nodes} hit its limit")
+
+
+class Facts:
+    """Lazily computed quantities of one step's state (and the event and migrations that led to
+    it, for transition claims)."""
+
+    __slots__ = ("key", "n_nodes", "capacity", "event", "migrations", "_counts", "_phi_pi")
+
+    def __init__(self, key: FlatState, event: Event | None = None, migrations: tuple[Migration, ...] = ()):
+        self.key = key
+        self.n_nodes = len(key.nodes)
+        self.capacity = key.capacity
+        self.event, self.migrations = event, migrations
+        self._counts: tuple[int, ...] | None = None
+        self._phi_pi: int | None = None
+
+    @property
+    def view(self) -> AbsView:
+        if not isinstance(self.key, AbsView):
+            raise TypeError("this claim needs an ABS state (AbsView); the policy exposes a Placement")
+        return self.key
+
+    @property
+    def counts(self) -> tuple[int, ...]:
+        if self._counts is None:
+            self._counts = counts_of_state(self.key, self.capacity)
+        return self._counts
+
+    @property
+    def phi_pi(self) -> int:
+        """Φπ: partial nodes of the state's placement."""
+        if self._phi_pi is None:
+            self._phi_pi = sum(1 for u in used_per_node(self.key) if 0 < u < self.capacity)
+        return self._phi_pi
+
+    def phi_star(self) -> int:
+        """Exact Φ★ of the state's instance counts on N nodes."""
+        return exact_phi_star(self.counts, self.n_nodes)
+
+    def n_pool(self) -> int:
+        return sum(1 for nd in self.view.nodes if nd.kind == POOL)
+
+    def n_slotted(self) -> int:
+        return sum(1 for nd in self.view.nodes if nd.kind == SLOTTED)
+
+
+def facts(st: Step[FlatState, Event]) -> Facts:
+    """The step's Facts, shared by every claim evaluated on it."""
+    f = st.memo.get("facts")
+    if f is None:
+        f = st.memo["facts"] = Facts(st.state, st.action, st.detail)
+    return f
+
+
+def sif_numbers(f: Facts) -> dict[str, Any]:
+    """The figures a counterexample shows: N, Φπ, Φ★, SIF = (Φπ − Φ★)/N, counts."""
+    out: dict[str, Any] = {"N": f.n_nodes, "counts": list(f.counts), "Φπ": f.phi_pi}
+    try:
+        ps = f.phi_star()
+        out["Φ★"] = ps
+        out["SIF"] = str(Fraction(f.phi_pi - ps, f.n_nodes))
+    except Undecided as e:
+        out["Φ★"] = f"unknown ({e})"
+    return out

@@ -1,0 +1,399 @@
+"""Hierarchical COMPASS (seeds/000 Appendix D) as state models, with its canonical form and facts.
+
+:class:`HierModel` — ``HierCompass(D, K)`` on D NVLink domains of K panels: arrivals of every legal
+demand for K (g = 1..8 and the multi-panel demands 16..8K with a panel-slot width, or a given
+family), w = 1..max_w with w·g ≤ free GPUs, ≤ max_jobs running; every departure. States are
+canonical hierarchical views (domains interchangeable, panels inside a domain interchangeable,
+jobs relabelled 0..k-1). ``wcc``: both Workload Composition Conditions (eq. 24 and 25) hold after
+every event of the trajectory.
+
+:class:`K1Model` — the differential model of ``k1-reduces``: the flat COMPASS's reachable states,
+where every event is applied to the flat scheduler and to ``HierCompass(N, 1)`` from the same
+state; decisions that differ (admission, migrations or placement) are an operator failure of the
+pair, which breaks the claim. An event both refuse (or both fail on, identically) is an agreement
+without a successor: the model reports it as refused.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from fractions import Fraction
+from itertools import permutations, product
+from typing import Any, Callable, Sequence
+
+from heuristics.gpu.abs_space import EMPTY, POOL, AbsView, NodeView, SlotView
+from heuristics.gpu.cluster import Job
+from heuristics.gpu.compass import Compass
+from heuristics.gpu.hier_abs import HierView, layout
+from heuristics.gpu.hier_cluster import (
+    G_PANEL,
+    HierPlacement,
+    demand_counts,
+    gpu_phi_star,
+    panel_counts,
+    panel_phi_star,
+    partial_panels,
+)
+from heuristics.gpu.hier_compass import HierCompass
+from heuristics.gpu.policy import EventResult
+from oracle.gpu.paper_phi import wcc_holds
+from proofs_check.core.model import Outcome, Step, Undecided
+from proofs_check.gpu.canonical import canonical
+from proofs_check.gpu.events import Event, job_events, state_from_json, state_to_json
+from proofs_check.gpu.policy_model import OUTCOMES
+
+
+def legal_demands(k: int) -> tuple[int, ...]:
+    """g = 1..8 and the multi-panel / domain-filling demands 16..8K that have a panel-slot width."""
+    multi = tuple(G_PANEL * p for p in range(2, k + 1) if p <= 8 or p == k)
+    return tuple(range(1, G_PANEL + 1)) + multi
+
+
+# --------------------------------------------------------------------------- canonical form
+def _relabel(nd: NodeView, lab: dict[int, int]) -> NodeView:
+    slots = tuple(sorted(SlotView(s.width, lab[s.anchor_job], s.anchor_g, tuple(sorted(lab[f] for f in s.fillers)))
+                         for s in nd.slots))
+    return NodeView(nd.kind, tuple(sorted(lab[j] for j in nd.pool)), slots)
+
+
+def _jobs(view: HierView) -> list[int]:
+    out: set[int] = set()
+    for nd in view.panel.nodes + view.gpu.nodes:
+        out.update(nd.pool)
+        for s in nd.slots:
+            out.add(s.anchor_job)
+            out.update(s.fillers)
+    return sorted(out)
+
+
+def hier_canonical_map(view: HierView) -> tuple[HierView, dict[int, int]]:
+    """The representative of ``view`` under domain renumbering, panel renumbering inside a domain
+    and job relabelling, and the labelling used (job id → label).
+
+    Exact (never a hash): the least encoding (sorted domain codes) over a candidate set of job
+    labellings defined from isomorphism-invariant data only — jobs are ordered by an id-free
+    signature (level, node type, container and role of each instance) and only jobs with equal
+    signatures are permuted among themselves — so equivalent states have the same candidates and
+    the same minimum.
+    """
+    t = view.topology
+    groups: dict[tuple, list[int]] = {}
+    for j, sig in sorted(_signatures(view).items()):
+        groups.setdefault(sig, []).append(j)
+    ordered = [groups[s] for s in sorted(groups)]
+    best, best_lab = None, {}
+    for choice in product(*(permutations(g) for g in ordered)):
+        lab = {j: i for i, j in enumerate(j for perm in choice for j in perm)}
+        code = tuple(sorted(
+            (_relabel(view.panel.nodes[d], lab), tuple(sorted(_relabel(view.gpu.nodes[p], lab) for p in t.panels_of(d))))
+            for d in range(t.n_domains)))
+        if best is None or code < best:
+            best, best_lab = code, lab
+    assert best is not None
+    rep = HierView(view.panels_per_domain, AbsView(view.panel.capacity, tuple(d[0] for d in best)),
+                   AbsView(view.gpu.capacity, tuple(p for d in best for p in d[1])))
+    return rep, best_lab
+
+
+def _signatures(view: HierView) -> dict[int, tuple]:
+    """Id-free description of where each job's instances sit."""
+    places: dict[int, list[tuple]] = {}
+    for level, nodes in (("p", view.panel.nodes), ("g", view.gpu.nodes)):
+        for nd in nodes:
+            for j in nd.pool:
+                places.setdefault(j, []).append((level, "pool", len(nd.pool)))
+            for s in nd.slots:
+                places.setdefault(s.anchor_job, []).append((level, "anchor", s.width, s.anchor_g, len(s.fillers)))
+                for f in s.fillers:
+                    places.setdefault(f, []).append((level, "filler", s.width, s.anchor_g, len(s.fillers)))
+    return {j: tuple(sorted(pl)) for j, pl in places.items()}
+
+
+def hier_canonical(view: HierView) -> HierView:
+    return hier_canonical_map(view)[0]
+
+
+# --------------------------------------------------------------------------- state facts
+class HierFacts:
+    """Quantities of one hierarchical state that the probes read (lazily, at most once each)."""
+
+    def __init__(self, view: HierView):
+        self.view = view
+        self.topology = view.topology
+        self._hp: HierPlacement | None = None
+
+    @property
+    def placement(self) -> HierPlacement:
+        if self._hp is None:
+            self._hp = layout(self.view)
+        return self._hp
+
+    def panel_items(self) -> tuple[int, dict[int, int]]:
+        """(1-panel units, {panel demand p ≥ 2: count}) at the panel level."""
+        units, multi = 0, {}
+        for nd in self.view.panel.nodes:
+            units += len(nd.pool)
+            for s in nd.slots:
+                units += len(s.fillers)
+                multi[s.anchor_g] = multi.get(s.anchor_g, 0) + 1
+        return units, multi
+
+    def wcc(self) -> tuple[bool, bool]:
+        """(eq. 24, eq. 25) on the active instances."""
+        sub, _ = demand_counts(self.placement)
+        units, multi = self.panel_items()
+        vec = [units] + [multi.get(p, 0) for p in range(2, 9)]  # p > 8 carries no coefficient in (25)
+        gpu = list(sub)
+        gpu[7] = 0  # (24) has no n_8 term
+        return wcc_holds(tuple(gpu)), wcc_holds(tuple(vec))
+
+    def anchored_domains(self) -> list[int]:
+        return [d for d, nd in enumerate(self.view.panel.nodes) if any(s.anchor_g >= 2 for s in nd.slots)]
+
+    def domain_regions(self, d: int) -> tuple[int, int]:
+        """(non-full panel-slot regions, non-full panel-pool regions) of domain ``d``."""
+        nd = self.view.panel.nodes[d]
+        slots = sum(1 for s in nd.slots if s.vacancy > 0)
+        pool = int(nd.kind == POOL and len(nd.pool) < self.topology.panels_per_domain)
+        return slots, pool
+
+    def gpu_figures(self) -> dict[str, Any]:
+        t = self.topology
+        sub, multi = demand_counts(self.placement)
+        phi_pi = partial_panels(self.placement)
+        out: dict[str, Any] = {"D": t.n_domains, "K": t.panels_per_domain, "N_p": t.n_panels,
+                               "n_1..n_8": list(sub), "panel demands": dict(sorted(multi.items())), "Φπ_GPU": phi_pi}
+        cert = _settled(gpu_phi_star(sub, multi, t), f"Φ★_GPU for {sub}, {dict(multi)} on {t}")
+        out["Φ★_GPU"] = cert.objective
+        out["SIF_GPU"] = str(Fraction(phi_pi - cert.objective, t.n_panels))
+        out["bound"] = f"2/{t.n_panels}"
+        return out
+
+    def panel_figures(self) -> dict[str, Any]:
+        t = self.topology
+        k = t.panels_per_domain
+        units, multi = self.panel_items()
+        counts = panel_counts(units, Counter(multi), k)
+        used = [nd.used() for nd in self.view.panel.nodes]
+        phi_pi = sum(1 for u in used if 0 < u < k)
+        cert = _settled(panel_phi_star(counts, t), f"Φ★_panel for {counts} on {t}")
+        return {"D": t.n_domains, "K": k, "panel counts n_1..n_K": list(counts), "Φπ_panel": phi_pi,
+                "Φ★_panel": cert.objective, "SIF_panel": str(Fraction(phi_pi - cert.objective, t.n_domains)),
+                "bound": f"2/{t.n_domains}"}
+
+
+def _settled(cert: Any, what: str) -> Any:
+    """An optimal certificate, else Undecided (solver limit) or RuntimeError: a reached state is a
+    packing, so 'infeasible' would be an oracle error, never a verdict."""
+    if cert.status == "infeasible":
+        raise RuntimeError(f"{what}: oracle says {cert.status} for a state that exists")
+    if not cert.is_optimal:
+        raise Undecided(f"{what}: solver limit hit")
+    return cert
+
+
+def hier_running_jobs(view: HierView) -> dict[int, Job]:
+    """The running jobs a hierarchical state implies (gang: every instance placed), g in GPUs."""
+    shape: dict[int, list[int]] = {}
+    for scale, nodes in ((G_PANEL, view.panel.nodes), (1, view.gpu.nodes)):
+        for nd in nodes:
+            for j in nd.pool:
+                shape.setdefault(j, [scale, 0])[1] += 1
+            for s in nd.slots:
+                shape.setdefault(s.anchor_job, [scale * s.anchor_g, 0])[1] += 1
+                for f in s.fillers:
+                    shape.setdefault(f, [scale, 0])[1] += 1
+    return {j: Job(j, g, w) for j, (g, w) in shape.items()}
+
+
+def flat_to_hier(view: AbsView) -> HierView:
+    """The K = 1 hierarchical state of a flat state: width-8 slots (g = 8) become panel-level units."""
+    panel, gpu = [], []
+    for nd in view.nodes:
+        eights = [s for s in nd.slots if s.anchor_g == G_PANEL]
+        if eights:
+            panel.append(NodeView(POOL, (eights[0].anchor_job,)))
+            gpu.append(NodeView(EMPTY))
+        else:
+            panel.append(NodeView(EMPTY))
+            gpu.append(nd)
+    return HierView(1, AbsView(1, tuple(panel)), AbsView(G_PANEL, tuple(gpu)))
+
+
+# --------------------------------------------------------------------------- rendering
+def render(view: HierView, names: dict[int, int] | None = None) -> str:
+    """One line per non-empty domain: its panel-level node, then its non-empty GPU-level panels;
+    jobs shown as J<names[label]> (stable names of a trace) or J<label>."""
+    names = names or {}
+    t = view.topology
+    lines = []
+    for d in range(t.n_domains):
+        nd = view.panel.nodes[d]
+        parts = []
+        if nd.kind != EMPTY:
+            parts.append("panel-level " + _node_text(nd, "p", names))
+        for p in t.panels_of(d):
+            g = view.gpu.nodes[p]
+            if g.kind != EMPTY:
+                parts.append(f"P{p} " + _node_text(g, "g", names))
+        if parts:
+            lines.append(f"  D{d}: " + "; ".join(parts))
+    return "\n".join(lines) or "  (empty cluster)"
+
+
+def _node_text(nd: NodeView, unit: str, names: dict[int, int]) -> str:
+    def j(x: int) -> str:
+        return f"J{names.get(x, x)}"
+
+    if nd.kind == POOL:
+        return "pool[" + " ".join(j(x) for x in nd.pool) + "]"
+    return "slotted{" + ", ".join(
+        f"w{s.width}: {j(s.anchor_job)}({unit}={s.anchor_g})" + ("+" + "+".join(j(f) for f in s.fillers) if s.fillers else "")
+        + (f" vac {s.vacancy}" if s.vacancy else "") for s in nd.slots) + "}"
+
+
+def hier_state_to_json(view: HierView) -> dict[str, Any]:
+    return {"type": "hier", "K": view.panels_per_domain, "panel": state_to_json(view.panel), "gpu": state_to_json(view.gpu)}
+
+
+def hier_facts(st: Step[HierView, Event]) -> HierFacts:
+    """The step's HierFacts, shared by every claim evaluated on it."""
+    f = st.memo.get("facts")
+    if f is None:
+        f = st.memo["facts"] = HierFacts(st.state)
+    return f
+
+
+def _apply(pol: Any, ev: Event) -> EventResult:
+    return pol.arrive(Job(ev.job, ev.g, ev.w)) if ev.arrive else pol.depart(ev.job)
+
+
+def _free_gpus(view: HierView) -> int:
+    used = sum(nd.used() for nd in view.gpu.nodes) + G_PANEL * sum(nd.used() for nd in view.panel.nodes)
+    return G_PANEL * view.topology.n_panels - used
+
+
+class HierModel:
+    """StateModel[HierView, Event] of ``HierCompass(n_domains, k, variant)``."""
+
+    def __init__(self, n_domains: int, k: int, variant: str, demands: tuple[int, ...], max_jobs: int, max_w: int,
+                 wcc: bool) -> None:
+        self.size, self.k, self.variant = n_domains, k, variant
+        self.demands, self.max_jobs, self.max_w, self.wcc = demands, max_jobs, max_w, wcc
+        self.proto = HierCompass(n_domains, k, variant)
+
+    def init_states(self) -> Sequence[HierView]:
+        return [self.proto.state_key()]
+
+    def actions(self, s: HierView) -> Sequence[Event]:
+        return job_events(hier_running_jobs(s), _free_gpus(s), self.demands, self.max_jobs, self.max_w)
+
+    def step(self, s: HierView, a: Event) -> Step[HierView, Event]:
+        pol = self.proto.with_state(s)
+        res = _apply(pol, a)
+        return Step(s, a, OUTCOMES[res.outcome], pol.state_key() if res.ok else s, res.migrations, res.reason)
+
+    def representative(self, s: HierView) -> HierView:
+        return hier_canonical(s)
+
+    def within(self, st: Step[HierView, Event]) -> bool:
+        return not self.wcc or all(hier_facts(st).wcc())
+
+    def state_to_json(self, s: HierView) -> dict[str, Any]:
+        return {"type": "hier", "K": s.panels_per_domain, "panel": state_to_json(s.panel), "gpu": state_to_json(s.gpu)}
+
+    def state_from_json(self, d: dict[str, Any]) -> HierView:
+        panel, gpu = state_from_json(d["panel"]), state_from_json(d["gpu"])
+        assert isinstance(panel, AbsView) and isinstance(gpu, AbsView)
+        return HierView(int(d["K"]), panel, gpu)
+
+    def action_to_json(self, a: Event) -> dict[str, Any]:
+        return a.to_json()
+
+    def action_from_json(self, d: dict[str, Any]) -> Event:
+        return Event.from_json(d)
+
+
+class K1Model:
+    """StateModel[AbsView, Event]: flat COMPASS on N nodes against ``HierCompass(N, 1)``."""
+
+    def __init__(self, n: int, variant: str, max_jobs: int, max_w: int) -> None:
+        self.size, self.variant, self.max_jobs, self.max_w = n, variant, max_jobs, max_w
+        self.flat = Compass(n, G_PANEL, variant)
+        self.hier = HierCompass(n, 1, variant)
+
+    def init_states(self) -> Sequence[AbsView]:
+        return [self.flat.state_key()]
+
+    def actions(self, s: AbsView) -> Sequence[Event]:
+        h = flat_to_hier(s)
+        return job_events(hier_running_jobs(h), _free_gpus(h), tuple(range(1, G_PANEL + 1)), self.max_jobs,
+                          self.max_w)
+
+    def step(self, s: AbsView, a: Event) -> Step[AbsView, Event]:
+        f, h = self.flat.with_state(s), self.hier.with_state(flat_to_hier(s))
+        rf, rh = _apply(f, a), _apply(h, a)
+        if (rf.ok, rf.migrations) != (rh.ok, rh.migrations) or f.placement() != h.placement():
+            return Step(s, a, Outcome.FAILED, s, (rf, rh), "flat and K = 1 decisions differ")
+        if not rf.ok:  # both refused, or both failed the same way: agreement, and no successor
+            return Step(s, a, Outcome.REFUSED, s, (), f"both not applied: {rf.reason}")
+        return Step(s, a, Outcome.APPLIED, f.state_key(), rf.migrations)
+
+    def representative(self, s: AbsView) -> AbsView:
+        rep = canonical(s)
+        assert isinstance(rep, AbsView)
+        return rep
+
+    def within(self, st: Step[AbsView, Event]) -> bool:
+        return True
+
+    def state_to_json(self, s: AbsView) -> dict[str, Any]:
+        return state_to_json(s)
+
+    def state_from_json(self, d: dict[str, Any]) -> AbsView:
+        s = state_from_json(d)
+        assert isinstance(s, AbsView)
+        return s
+
+    def action_to_json(self, a: Event) -> dict[str, Any]:
+        return a.to_json()
+
+    def action_from_json(self, d: dict[str, Any]) -> Event:
+        return Event.from_json(d)
+
+
+def walk(model: HierModel, events: list[Event]) -> list[dict[str, Any]]:
+    """Re-run ``events`` from the empty cluster exactly as the search did (expand the canonical
+    state, canonicalise after), with stable job names J0, J1, … in arrival order. One record per
+    event: shown event, canonical state, rendered lines, migrations, failure; stops at a failure."""
+    cur = hier_canonical(model.proto.state_key())
+    names: dict[int, int] = {}
+    fresh = 0
+    steps = []
+    for ev in events:
+        pol = model.proto.with_state(cur)
+        if ev.arrive:
+            names = {**names, ev.job: fresh}
+            fresh += 1
+        shown = f"{'+' if ev.arrive else '-'}J{names[ev.job]} (g={ev.g},w={ev.w})"
+        res = _apply(pol, ev)
+        if not res.ok:
+            steps.append({"event": shown, "state": cur, "lines": render(cur, names).splitlines(), "migrations": 0,
+                          "failure": res.reason})
+            break
+        cur, lab = hier_canonical_map(pol.state_key())
+        names = {lab[j]: names[j] for j in lab}
+        steps.append({"event": shown, "state": cur, "lines": render(cur, names).splitlines(),
+                      "migrations": len(res.migrations), "failure": ""})
+    return steps
+
+
+def shown_hier(model: HierModel, events: list[Event]) -> list[dict[str, Any]]:
+    """The trace for people: stable names, migrations, partial panels and domains after each event."""
+    shown = []
+    for st in walk(model, events):
+        f = HierFacts(st["state"])
+        figures = {"migrations": st["migrations"], "Φπ_GPU (partial panels)": partial_panels(f.placement),
+                   "partial domains (panel level)": sum(1 for nd in st["state"].panel.nodes
+                                                        if 0 < nd.used() < model.k)}
+        shown.append({"event": st["event"], "state": st["lines"], "figures": figures, "failure": st["failure"]})
+    return shown
