@@ -25,7 +25,7 @@ import statistics
 import time
 
 from heuristics.gpu.cluster import Job
-from heuristics.gpu.policy import make_policy
+from heuristics.gpu.registry import make_policy
 from heuristics.gpu.sifopt import heuristic_repack, plain
 from oracle.gpu.min_migration import min_migration_repack, min_migrations_to_admit, normalise, partial_count
 from steady_load import GFS_MIX  # benchmarks/ is on sys.path when run as a script
@@ -89,7 +89,7 @@ def main() -> None:
                 hi = min_migration_repack(cur, 8, time_limit=args.time_limit, solver="highs") if args.highs else None
                 rows.append((cur, cert, len(h_moves), h_time, adm, hi))
             proven = [r for r in rows if r[1].is_optimal]
-            gaps = [r[2] - r[1].migrations for r in proven]
+            gaps = [r[2] - r[1].objective for r in proven]
             if any(gap < 0 for gap in gaps):
                 raise SystemExit(f"BUG: the heuristic beat a proven minimum at N={n} ({mix}): {gaps}")
 
@@ -99,16 +99,17 @@ def main() -> None:
             used = mean([sum(g for node in r[0] for _, g in node) / (8 * n) for r in rows])
             adm_ok = [r[4] for r in rows if r[4].is_optimal]
             line = (f"{mix:8} {n:>5} {used:>5.2f} {mean([partial_count(r[0], 8) for r in rows]):>6.1f} "
-                    f"{mean([r[1].target_partial for r in rows if r[1].target_partial is not None]):>5.2f} "
-                    f"{mean([r[1].migrations for r in proven]):>6.1f} {mean([r[1].gpus_moved for r in proven]):>6.1f} "
+                    f"{mean([r[1].witness.target_partial for r in rows if r[1].witness.target_partial is not None]):>5.2f} "
+                    f"{mean([r[1].objective for r in proven]):>6.1f} {mean([r[1].witness.gpus_moved for r in proven]):>6.1f} "
                     f"{mean([r[1].wall_time for r in rows]):>8.3f} {max(r[1].wall_time for r in rows):>8.3f} "
                     f"{len(proven):>3}/{len(rows):<3} {mean([r[2] for r in proven]):>8.1f} {mean(gaps):>8.2f} "
                     f"{max(gaps, default=float('nan')):>7} {mean([r[3] for r in rows]):>8.3f} "
-                    f"{mean([a.migrations for a in adm_ok]):>5.2f}/{len(adm_ok):<2} "
+                    f"{mean([a.objective for a in adm_ok]):>5.2f}/{len(adm_ok):<2} "
                     f"{mean([r[4].wall_time for r in rows]):>7.3f}")
             if args.highs:
                 both = [r for r in rows if r[1].is_optimal and r[5].is_optimal]
-                agree = all((r[5].migrations, r[5].gpus_moved) == (r[1].migrations, r[1].gpus_moved) for r in both)
+                agree = all((r[5].objective, r[5].witness.gpus_moved) == (r[1].objective, r[1].witness.gpus_moved)
+                            for r in both)
                 hi_proven = sum(r[5].is_optimal for r in rows)
                 line += (f"  {mean([r[5].wall_time for r in rows]):>7.3f} {max(r[5].wall_time for r in rows):>7.3f}"
                          f" {hi_proven:>3}/{len(rows):<3} {agree}")

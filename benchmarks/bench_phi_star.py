@@ -19,6 +19,7 @@ import time
 from ortools.sat.python import cp_model
 
 from oracle.gpu.phi_star import DP_STATE_LIMIT, _dp_states, clear_cache, phi_star, phi_star_cpsat, phi_star_milp
+from oracle.result import Status, cpsat_status
 
 G = 8
 SIZES = (1, 2, 3, 4, 5, 6, 7, 8)
@@ -38,7 +39,7 @@ def random_mix(rng: random.Random, n_nodes: int, load: float = 0.9) -> tuple[int
     return tuple(counts)
 
 
-def assignment_model(counts: tuple[int, ...], n_nodes: int, time_limit: float) -> tuple[str, float]:
+def assignment_model(counts: tuple[int, ...], n_nodes: int, time_limit: float) -> tuple[Status, float]:
     """The naive model: x[i, n] ∈ {0,1}; minimise partial nodes. Returns (status, seconds)."""
     t0 = time.perf_counter()
     items = [g for g in range(1, G + 1) for _ in range(counts[g - 1])]
@@ -61,8 +62,7 @@ def assignment_model(counts: tuple[int, ...], n_nodes: int, time_limit: float) -
     s = cp_model.CpSolver()
     s.parameters.num_workers = 1
     s.parameters.max_time_in_seconds = time_limit
-    st = s.solve(m)
-    status = {cp_model.OPTIMAL: "optimal", cp_model.INFEASIBLE: "infeasible"}.get(st, "timeout")
+    status = cpsat_status(s.status_name(s.solve(m)))
     return status, time.perf_counter() - t0
 
 
@@ -92,7 +92,7 @@ def bench_pattern_vs_assignment(args, rng: random.Random) -> None:
         elif bools <= ASSIGN_MAX_BOOLS:
             runs = [assignment_model(c, n, args.assign_limit) for c in mixes[: args.assign_mixes]]
             at = [t for _, t in runs]
-            timeouts = sum(1 for s, _ in runs if s == "timeout")
+            timeouts = sum(1 for s, _ in runs if s is not Status.OPTIMAL and s is not Status.INFEASIBLE)
             ratio = statistics.median(at) / statistics.median(cp)
             a_ms, a_st = ms(at), f"{timeouts}/{len(runs)} timeout"
             # a timed-out run counts as its limit, so the median is only a lower bound once
@@ -117,7 +117,7 @@ def bench_memoised(args, rng: random.Random) -> None:
     solvers: dict[str, int] = {}
     for c, n in snaps:
         cert = phi_star(c, n)
-        statuses[cert.status] = statuses.get(cert.status, 0) + 1
+        statuses[str(cert.status)] = statuses.get(str(cert.status), 0) + 1
     total, cpu = time.perf_counter() - t0, time.process_time() - c0
     for c, n in set(snaps):
         s = phi_star(c, n).solver

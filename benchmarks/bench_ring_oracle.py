@@ -61,8 +61,8 @@ def main() -> None:
                 rs_times.append(time.perf_counter() - start)
                 cert = lex_optimal_subset(res, demand, cluster.dist, table, time_limit=args.time_limit)
                 times.append(cert.wall_time)
-                nodes.append(cert.nodes)
-                optimal += cert.status == "optimal" and cert.objective[0] == k
+                nodes.append(cert.witness.nodes)
+                optimal += cert.is_optimal and cert.objective is not None and cert.objective[0] == k
             all_times.setdefault(k, []).extend(times)
             med, rs = statistics.median(times), statistics.median(rs_times)
             print(f"{family:8s} {k:2d} {len(times):3d} {med:9.3f} {max(times):8.3f} {optimal:4d}/{len(times):<3d} "

@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from heuristics.gpu.policy import make_policy
+from heuristics.gpu.registry import make_policy
 from heuristics.gpu.simulator import SimConfig, bfd_certified_phi_star, oracle_phi_star, simulate
 from heuristics.gpu.sizing import cluster_size
 from heuristics.gpu.trace_gen import load_builtin

@@ -5,7 +5,7 @@ Shared by the two HiGHS second opinions (``oracle.gpu.phi_star.solve_milp``,
 1 — both objectives are integral, so that gap proves optimality, while the default relative gap
 1e-4 would accept a non-optimal answer once the objective is in the 10⁴s), the same optional MIP
 start, and the same reading of HiGHS's model and solution status. What the numbers mean for each
-model (which status, which bound) stays with the model.
+model (which bound, what a rounded incumbent is worth) stays with the model.
 """
 from __future__ import annotations
 
@@ -14,7 +14,9 @@ import sys
 import time
 from contextlib import contextmanager
 from functools import lru_cache
-from typing import Iterator, Literal, Mapping, NamedTuple
+from typing import Any, Iterator, Mapping, NamedTuple
+
+from oracle.result import Status, highs_status
 
 SOLVER_NAME = "highs (pulp)"
 
@@ -22,12 +24,11 @@ SOLVER_NAME = "highs (pulp)"
 class HighsResult(NamedTuple):
     """HiGHS's verdict on one solve.
 
-    ``proven`` is "optimal" or "infeasible" when HiGHS proved that ("unbounded or infeasible"
-    counts as infeasible: the callers' objectives are bounded below by 0), else None (a limit was
-    hit). ``has_incumbent`` says whether the variables hold a feasible solution; ``objective`` and
+    ``status`` is HiGHS's model status mapped by :func:`oracle.result.highs_status`.
+    ``has_incumbent`` says whether the variables hold a feasible solution; ``objective`` and
     ``dual_bound`` are HiGHS's floats, unrounded."""
 
-    proven: Literal["optimal", "infeasible"] | None
+    status: Status
     has_incumbent: bool
     objective: float
     dual_bound: float
@@ -36,7 +37,7 @@ class HighsResult(NamedTuple):
     wall_time: float
 
 
-def integer_variable(prob, name: str, ub: int):
+def integer_variable(prob: Any, name: str, ub: int) -> Any:
     """A non-negative integer variable of ``prob`` with upper bound ``ub``.
 
     PuLP ≥ 3 attaches variables to the model (a bare ``LpVariable`` is deprecated there and warns
@@ -69,18 +70,18 @@ def c_stdout_silenced() -> Iterator[None]:
 
 
 @lru_cache(maxsize=None)
-def _highs_with_start():
+def _highs_with_start() -> Any:
     """PuLP's HiGHS interface plus a MIP start (PuLP's HiGHS class takes none). The greedy start
     cut the median Φ★ solve at N = 16384 from ~80 ms to ~7 ms in our measurements."""
     import highspy
     import pulp
 
     class HighsWithStart(pulp.HiGHS):
-        def __init__(self, start: Mapping[str, int], **kw):
+        def __init__(self, start: Mapping[str, int], **kw: Any) -> None:
             super().__init__(**kw)
             self.start = start
 
-        def callSolver(self, lp):
+        def callSolver(self, lp: Any) -> None:
             if self.start:
                 values = [0.0] * lp.solverModel.getNumCol()
                 for var in lp.variables():
@@ -94,10 +95,9 @@ def _highs_with_start():
     return HighsWithStart
 
 
-def solve(prob, time_limit: float, started: float, start: Mapping[str, int] | None = None) -> HighsResult:
+def solve(prob: Any, time_limit: float, started: float, start: Mapping[str, int] | None = None) -> HighsResult:
     """Solve the PuLP problem ``prob`` on HiGHS (MIP start ``start``: variable name → value, if
     any); ``started`` is the ``time.perf_counter()`` the wall time counts from."""
-    import highspy
     import pulp
 
     backend = _highs_with_start()(start or {}, msg=False, timeLimit=float(time_limit), threads=1,
@@ -107,13 +107,7 @@ def solve(prob, time_limit: float, started: float, start: Mapping[str, int] | No
     wall = time.perf_counter() - started
     hm = prob.solverModel
     info = hm.getInfo()
-    st = hm.getModelStatus()
-    S = highspy.HighsModelStatus
-    proven: Literal["optimal", "infeasible"] | None = None
-    if st == S.kOptimal:
-        proven = "optimal"
-    elif st in (S.kInfeasible, S.kUnboundedOrInfeasible):
-        proven = "infeasible"
-    return HighsResult(proven, info.primal_solution_status == 2,  # kSolutionStatusFeasible
+    has_incumbent = info.primal_solution_status == 2  # kSolutionStatusFeasible
+    return HighsResult(highs_status(hm.getModelStatus().name, has_incumbent), has_incumbent,
                        info.objective_function_value, info.mip_dual_bound, SOLVER_NAME,
                        f"HiGHS {hm.version()} / PuLP {pulp.__version__}", wall)

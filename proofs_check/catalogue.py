@@ -15,7 +15,7 @@ from proofs_check.core.claim import ClaimDoc, matches
 from proofs_check.core.engine import SERIAL, Engine
 from proofs_check.core.model import Expect
 from proofs_check.core.search import Progress
-from proofs_check.core.trace import Record, TraceError
+from proofs_check.core.trace import Record, RecordError
 from proofs_check.core.verdict import ClaimResult, Verdict
 from proofs_check.gpu import hier_claims
 from proofs_check.gpu.count_claims import COUNT_CLAIMS, COUNTS, check_counts, replay_counts
@@ -125,4 +125,4 @@ def replay(rec: Record, factory: PolicyFactory | None = None) -> tuple[ClaimResu
             return hier_claims.replay_record(rec)
         return replay_flat(FLAT[cid], rec, factory)
     except (KeyError, ValueError) as e:
-        raise TraceError(f"malformed {kind} record for {cid}: {e}") from None
+        raise RecordError(f"malformed {kind} record for {cid}: {e}") from None

@@ -6,7 +6,7 @@ import pytest
 
 from proofs_check.gpu.audit import AuditError, audit_file, parse_bound
 from proofs_check.cli.verify import main
-from proofs_check.verdict import Verdict
+from proofs_check.core.verdict import Verdict
 
 
 def inst(job, g):
@@ -58,16 +58,35 @@ def test_validity_problems(tmp_path, placement, problem):
 
 
 @pytest.mark.parametrize("line,field", [
-    ("{not json", "not JSON"),
-    ({"nodes": 2, "placement": [[]]}, "'placement'"),
-    ({"nodes": 1, "placement": [[{"job": "a", "g": 9}]]}, "'g'=9"),
-    ({"event": "arrive", "nodes": 1, "placement": [[]]}, "'job'"),
-    ({"event": "leave", "nodes": 1, "placement": [[]]}, "'event'"),
+    ("{not json", "invalid JSON"),
+    ({"nodes": 1, "placement": [[], []]}, "field 'nodes'"),  # fewer nodes than listed
+    ({"nodes": 1, "placement": [[{"job": "a", "g": 9}]]}, r"field 'placement\[0\]\[0\]\.g': 9 outside 1\.\.8"),
+    ({"nodes": 1, "placement": [[{"job": "a", "gpus": 2}]]}, r"field 'placement\[0\]\[0\]\.gpus': unknown field"),
+    ({"event": "arrive", "nodes": 1, "placement": [[]]}, "field 'job'"),
+    ({"event": "arrive", "job": "b", "g": 2, "nodes": 1, "placement": [[]]}, "field 'w'"),
+    ({"event": "leave", "nodes": 1, "placement": [[]]}, "field 'event'"),
+    ({"nodes": 1, "counts": {"1": 1}}, "field 'counts'"),  # counts only: no Φπ to audit
 ])
 def test_malformed_line_names_line_and_field(tmp_path, line, field):
     path = write(tmp_path, [GOOD[1], line])
-    with pytest.raises(AuditError, match=f"log.jsonl:2: .*{field}" if field != "not JSON" else "log.jsonl:2: not JSON"):
+    with pytest.raises(AuditError, match=f"log.jsonl:2: .*{field}"):
         audit_file(path, parse_bound("2"))
+
+
+def test_one_json_object_is_a_one_line_log(tmp_path):
+    """A snapshot file written with indentation (by admit --json, or by hand) audits as one line."""
+    p = tmp_path / "snap.json"
+    p.write_text(json.dumps({"nodes": 2, "placement": [[inst("a", 4), inst("a", 4)], [2, 2]]}, indent=2))
+    results, text = audit_file(str(p), parse_bound("2"))
+    assert [r.verdict for r in results] == [Verdict.HOLDS, Verdict.HOLDS] and "1 lines" in text
+
+
+def test_instances_without_job_id_are_jobs_of_their_own(tmp_path):
+    """Bare demands (sifopt's old shape) carry no gang: they never break the gang check, also
+    when the next line shows other demands at the same positions."""
+    log = [{"nodes": 2, "placement": [[4, 4], [2]]}, {"nodes": 2, "placement": [[2], [{"g": 8}]]}]
+    results, _ = audit_file(write(tmp_path, log), parse_bound("2"))
+    assert results[0].verdict == Verdict.HOLDS
 
 
 def test_bound_parsing():

@@ -3,7 +3,7 @@ import pytest
 
 from heuristics.gpu.baselines import RULES, NodeRulePolicy, fgd_fragmentation
 from heuristics.gpu.cluster import Instance, Job, Placement, placement_violations
-from heuristics.gpu.policy import make_policy, policy_names
+from heuristics.gpu.registry import make_policy, policy_names
 
 
 def _state(*used_per_node: tuple[tuple[int, int], ...]) -> Placement:

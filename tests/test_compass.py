@@ -23,7 +23,7 @@ from heuristics.gpu.abs_space import (
 )
 from heuristics.gpu.cluster import Job, partial_nodes, placement_violations
 from heuristics.gpu.compass import VARIANTS, Compass, make_variant
-from heuristics.gpu.policy import make_policy
+from heuristics.gpu.registry import make_policy
 
 
 def slotted(*slots: SlotView) -> NodeView:

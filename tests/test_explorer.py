@@ -2,7 +2,7 @@
 from heuristics.gpu.abs_space import AbsView
 from heuristics.gpu.cluster import partial_nodes
 from heuristics.gpu.compass import Compass
-from heuristics.gpu.policy import make_policy
+from heuristics.gpu.registry import make_policy
 from oracle.gpu.paper_phi import wcc_holds
 from proofs_check.gpu.claims import CLAIMS, exact_phi_star, state_result
 from proofs_check.explorer import (
@@ -16,7 +16,7 @@ from proofs_check.explorer import (
     state_to_json,
 )
 from proofs_check.replay import walk
-from proofs_check.verdict import Verdict
+from proofs_check.core.verdict import Verdict
 
 
 def first_fit(n):

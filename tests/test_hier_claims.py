@@ -9,7 +9,8 @@ from hypothesis import given, settings
 
 from heuristics.gpu.abs_space import AbsView
 from heuristics.gpu.cluster import Job
-from heuristics.gpu.hier_compass import HierCompass, HierView
+from heuristics.gpu.hier_abs import HierView
+from heuristics.gpu.hier_compass import HierCompass
 from proofs_check.gpu.claims import resolve, run_claims
 from proofs_check.explorer import Bounds
 from proofs_check.gpu.hier_claims import (
@@ -20,7 +21,7 @@ from proofs_check.gpu.hier_claims import (
     resolve_hier,
     run_hier_claims,
 )
-from proofs_check.verdict import Verdict
+from proofs_check.core.verdict import Verdict
 
 
 def _random_state(k: int, d: int, seed: int) -> HierView:

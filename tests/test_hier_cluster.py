@@ -26,8 +26,9 @@ from heuristics.gpu.hier_cluster import (
     panel_phi_star,
     partial_panels,
 )
-from oracle.certificate import witness_violations
+from oracle.gpu.patterns import witness_violations
 from oracle.gpu.phi_star import phi_star_bruteforce
+from oracle.result import Status
 
 
 def test_instance_classes():
@@ -124,9 +125,9 @@ def test_gpu_phi_star_matches_explicit_brute_force(k, d, data):
     cert = gpu_phi_star(sub, +multi, t)
     want = _brute_gpu_phi(sub, multi, t)
     if want is None:
-        assert cert.status == "infeasible"
+        assert cert.status is Status.INFEASIBLE
     else:
-        assert (cert.status, cert.objective) == ("optimal", want)
+        assert (cert.status, cert.objective) == (Status.OPTIMAL, want)
         flat_counts = list(sub)
         flat_counts[7] += sum(p * m for p, m in multi.items())
         assert witness_violations(cert.witness, tuple(flat_counts), t.n_panels) == []
@@ -145,5 +146,5 @@ def test_panel_phi_star_matches_brute_force(k, d, data):
 
 def test_gpu_phi_star_intra_domain_infeasible():
     # two 2-panel instances cannot share a 3-panel domain although 6 panels exist in total
-    assert gpu_phi_star((0,) * 8, Counter({2: 3}), Topology(2, 3)).status == "infeasible"
-    assert gpu_phi_star((0,) * 8, Counter({2: 2}), Topology(2, 3)).status == "optimal"
+    assert gpu_phi_star((0,) * 8, Counter({2: 3}), Topology(2, 3)).status is Status.INFEASIBLE
+    assert gpu_phi_star((0,) * 8, Counter({2: 2}), Topology(2, 3)).is_optimal

@@ -10,15 +10,9 @@ from heuristics.gpu.abs_space import EMPTY, POOL, SLOTTED, AbsView, NodeView, Sl
 from heuristics.gpu.cluster import Job
 from heuristics.gpu.compass import Compass
 from heuristics.gpu.hier_cluster import hier_violations
-from heuristics.gpu.hier_compass import (
-    GPU,
-    PANEL,
-    HierCompass,
-    HierView,
-    hier_abs_violations,
-    panel_slot_width,
-)
-from heuristics.gpu.policy import make_policy
+from heuristics.gpu.hier_abs import HierView, hier_abs_violations
+from heuristics.gpu.hier_compass import GPU, PANEL, HierCompass, panel_slot_width
+from heuristics.gpu.registry import make_policy
 
 # An action: (True, g, w) arrival of a new job, or (False, k, 0) departure of the k-th running job.
 actions = st.lists(st.one_of(st.tuples(st.just(True), st.integers(1, 8), st.integers(1, 3)),

@@ -17,6 +17,7 @@ from oracle.gpu.min_migration import (
     repack_bruteforce,
 )
 from oracle.gpu.phi_star import phi_star_bruteforce
+from oracle.result import Status
 
 G = 8
 
@@ -41,48 +42,50 @@ def check_certificate(cert, current, new_items=()):
     """The target placement holds exactly the old plus new instances, fits, and the moves and
     admissions turn ``current`` into it; the reported counts are the placement's."""
     nodes = normalise(current, G)
-    assert cert.placement is not None and len(cert.placement) == len(nodes)
-    assert all(sum(g for _, g in node) <= G for node in cert.placement)
+    r = cert.witness
+    assert r.placement is not None and len(r.placement) == len(nodes)
+    assert all(sum(g for _, g in node) <= G for node in r.placement)
     want = Counter(i for node in nodes for i in node) + Counter(new_items)
-    assert Counter(i for node in cert.placement for i in node) == want
+    assert Counter(i for node in r.placement for i in node) == want
     rebuilt = [Counter(node) for node in nodes]
-    for m in cert.moves:
+    for m in r.moves:
         assert m.src != m.dst
         rebuilt[m.src][(m.job, m.g)] -= 1
         rebuilt[m.dst][(m.job, m.g)] += 1
-    for a in cert.admitted:
+    for a in r.admitted:
         rebuilt[a.dst][(a.job, a.g)] += 1
-    assert [+c for c in rebuilt] == [Counter(node) for node in cert.placement]
-    assert cert.migrations == len(cert.moves)
-    assert cert.gpus_moved == sum(m.g for m in cert.moves)
-    assert cert.partial_after == partial_count(cert.placement, G)
-    assert cert.partial_before == partial_count(nodes, G)
-    assert cert.empty_after == sum(1 for node in cert.placement if not node)
+    assert [+c for c in rebuilt] == [Counter(node) for node in r.placement]
+    assert cert.objective == len(r.moves)
+    assert r.gpus_moved == sum(m.g for m in r.moves)
+    assert r.partial_after == partial_count(r.placement, G)
+    assert r.partial_before == partial_count(nodes, G)
+    assert r.empty_after == sum(1 for node in r.placement if not node)
 
 
 def check_matches_bruteforce(cert, brute, current, new_items=()):
     """``cert`` is infeasible exactly when the brute force (``brute``: (migrations, GPUs moved)
     or None) finds no packing; otherwise it is optimal, a valid certificate and equal to it."""
     if brute is None:
-        assert cert.status == "infeasible"
+        assert cert.status is Status.INFEASIBLE
         return
-    assert cert.status == "optimal"
+    assert cert.is_optimal
     check_certificate(cert, current, new_items)
-    assert (cert.migrations, cert.gpus_moved) == brute
+    assert (cert.objective, cert.witness.gpus_moved) == brute
 
 
 @settings(max_examples=60, deadline=None)
 @given(placements())
 def test_repack_to_phi_star_matches_bruteforce(current):
     cert = min_migration_repack(current, G)
-    assert cert.status == "optimal"
+    assert cert.is_optimal
     check_certificate(cert, current)
     counts = normalise(current, G)
     demands = Counter(g for node in counts for _, g in node)
     phi = phi_star_bruteforce(tuple(demands.get(g, 0) for g in range(1, G + 1)), len(current), G)
-    assert cert.target_partial == phi.objective and cert.partial_after == phi.objective
-    assert (cert.migrations, cert.gpus_moved) == repack_bruteforce(current, G)
-    assert cert.bound == cert.migrations and cert.gpus_proven
+    r = cert.witness
+    assert r.target_partial == phi.objective and r.partial_after == phi.objective
+    assert (cert.objective, r.gpus_moved) == repack_bruteforce(current, G)
+    assert cert.bound == cert.objective and r.gpus_proven
 
 
 @settings(max_examples=40, deadline=None)
@@ -90,8 +93,8 @@ def test_repack_to_phi_star_matches_bruteforce(current):
 def test_repack_to_given_target_matches_bruteforce(current, target):
     cert = min_migration_repack(current, G, target_partial=target)
     check_matches_bruteforce(cert, repack_bruteforce(current, G, target_partial=target), current)
-    if cert.status == "optimal":
-        assert cert.partial_after <= target
+    if cert.is_optimal:
+        assert cert.witness.partial_after <= target
 
 
 @settings(max_examples=60, deadline=None)
@@ -99,10 +102,10 @@ def test_repack_to_given_target_matches_bruteforce(current, target):
 def test_admit_matches_bruteforce(current, g, w):
     cert = min_migrations_to_admit(current, G, g, w, job_id=99)
     check_matches_bruteforce(cert, admit_bruteforce(current, G, g, w), current, [(99, g)] * w)
-    if cert.status == "infeasible":
-        assert cert.placement is None
+    if cert.status is Status.INFEASIBLE:
+        assert cert.witness.placement is None
     else:
-        assert sorted(a.g for a in cert.admitted) == [g] * w
+        assert sorted(a.g for a in cert.witness.admitted) == [g] * w
 
 
 @settings(max_examples=25, deadline=None)
@@ -134,25 +137,26 @@ def test_cpsat_and_highs_agree_on_medium_clusters(seed):
     current = random_fragmented(16, seed)
     a = min_migration_repack(current, G)
     b = min_migration_repack(current, G, solver="highs")
-    assert a.status == b.status == "optimal"
+    assert a.is_optimal and b.is_optimal
     check_certificate(a, current)
     check_certificate(b, current)
-    assert (a.migrations, a.gpus_moved, a.partial_after) == (b.migrations, b.gpus_moved, b.partial_after)
+    assert (a.objective, a.witness.gpus_moved, a.witness.partial_after) == \
+        (b.objective, b.witness.gpus_moved, b.witness.partial_after)
     adm_a = min_migrations_to_admit(current, G, 8, 2)
     adm_b = min_migrations_to_admit(current, G, 8, 2, solver="highs")
     assert adm_a.status == adm_b.status
-    assert (adm_a.migrations, adm_a.gpus_moved) == (adm_b.migrations, adm_b.gpus_moved)
+    assert (adm_a.objective, adm_a.witness.gpus_moved) == (adm_b.objective, adm_b.witness.gpus_moved)
 
 
 def test_admit_is_zero_when_the_job_fits_and_infeasible_beyond_capacity():
     current = [[(1, 4)], [(2, 4)], [(3, 2)], []]
     fits = min_migrations_to_admit(current, G, 4, 2)
-    assert (fits.status, fits.migrations) == ("optimal", 0)
+    assert (fits.status, fits.objective) == (Status.OPTIMAL, 0)
     # Two empty nodes are needed: moving the 2 (2 GPUs) beats moving a 4 (4 GPUs).
     needs_one = min_migrations_to_admit(current, G, 8, 2)
-    assert (needs_one.status, needs_one.migrations, needs_one.gpus_moved) == ("optimal", 1, 2)
+    assert (needs_one.status, needs_one.objective, needs_one.witness.gpus_moved) == (Status.OPTIMAL, 1, 2)
     too_big = min_migrations_to_admit(current, G, 8, 3)
-    assert too_big.status == "infeasible" and too_big.migrations is None
+    assert too_big.status is Status.INFEASIBLE and too_big.objective is None
 
 
 def test_repack_prefers_moving_fewer_gpus_among_equal_migration_counts():
@@ -160,13 +164,14 @@ def test_repack_prefers_moving_fewer_gpus_among_equal_migration_counts():
     # nodes; the secondary objective picks the 1.
     current = [[(1, 7)], [(2, 1)]]
     cert = min_migration_repack(current, G)
-    assert (cert.migrations, cert.gpus_moved, cert.partial_after) == (1, 1, 0)
+    assert (cert.objective, cert.witness.gpus_moved, cert.witness.partial_after) == (1, 1, 0)
 
 
 def test_node_limit_pads_with_empty_nodes():
     current = [[(1, 4)], [(2, 4)]]
     cert = min_migration_repack(current, G, n_nodes=4)
-    assert len(cert.placement) == 4 and cert.empty_before == 2 and cert.empty_after == 3
+    r = cert.witness
+    assert r.placement is not None and len(r.placement) == 4 and r.empty_before == 2 and r.empty_after == 3
 
 
 @pytest.mark.parametrize("current, msg", [
@@ -230,11 +235,12 @@ def test_admit_cli_repack_reports_cost_and_value(tmp_path, capsys):
     ({"placement": [[{"job": 1, "g": 9}]]}, ["--repack"], "placement[0][0].g"),
     ({"placement": [[{"job": 1}]]}, ["--repack"], "placement[0][0]"),
     ({"placement": [[{"job": 1, "g": 4}, {"job": 2, "g": 6}]]}, ["--repack"], "node 0"),
-    ({"placement": [], "gpus": 8}, ["--repack"], "unknown field 'gpus'"),
+    ({"placement": [], "gpus": 8}, ["--repack"], "field 'gpus': unknown field"),
     ({"placement": [[]], "nodes": 0}, ["--repack"], "nodes"),
-    ('{"placement": [', ["--repack"], "not valid JSON"),
+    ('{"placement": [', ["--repack"], "invalid JSON"),
     (SNAPSHOT, ["--job", "4y2"], "--job"),
     (SNAPSHOT, ["--job", "9x1"], "--job: g=9"),
+    (SNAPSHOT, ["--job", "4x1", "--job-id", "2"], "--job-id: job 2 is already placed"),
 ])
 def test_admit_cli_bad_input_is_one_line_exit_2(tmp_path, capsys, snapshot, args, field):
     code, out, err, path = run_admit(tmp_path, capsys, snapshot, *args)

@@ -19,7 +19,7 @@ from heuristics.gpu.policy import EventResult
 from oracle.gpu.phi_star import phi_star
 from proofs_check.gpu.claims import CLAIMS, run_claims
 from proofs_check.explorer import Bounds
-from proofs_check.verdict import Verdict
+from proofs_check.core.verdict import Verdict
 
 L, P = VARIANTS["literal"], VARIANTS["prop3"]
 POOL_ONLY = replace(CLAIMS["thm1.pool"], demands=(1,))
@@ -94,7 +94,7 @@ class OptimalRepacker:
     def _repack(self, insts: list[Instance]) -> bool:
         counts = tuple(sum(1 for i in insts if i.g == g) for g in range(1, self.capacity + 1))
         cert = phi_star(counts, self.n_nodes, self.capacity)
-        if cert.status != "optimal":
+        if not cert.is_optimal:
             return False
         pool = sorted(insts, key=lambda i: (-i.g, i.job))
         nodes = []

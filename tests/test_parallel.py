@@ -16,8 +16,9 @@ from dataclasses import asdict
 
 import pytest
 
+from oracle.result import Unproven
 from proofs_check.gpu.claims import CLAIMS, compass_factory, exact_phi_star
-from proofs_check.explorer import Bounds, PhiUnknown, explore
+from proofs_check.explorer import Bounds, explore
 from proofs_check.core.engine import Engine
 from proofs_check.parallel import owner
 
@@ -62,9 +63,9 @@ def test_local_partitioned_search_equals_serial(ids, bounds):
 
 
 def _phi_star_with_limits(counts, n):
-    """Exact Φ★, except a pretended solver limit on every third total demand (PhiUnknown)."""
+    """Exact Φ★, except a pretended solver limit on every third total demand (Unproven)."""
     if sum(g * k for g, k in enumerate(counts, 1)) % 3 == 0:
-        raise PhiUnknown(f"pretended limit at {counts}, N={n}")
+        raise Unproven(f"pretended limit at {counts}, N={n}")
     return exact_phi_star(counts, n)
 
 

@@ -8,11 +8,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from oracle.certificate import Certificate, witness_partial_nodes, witness_violations
-from oracle.gpu.patterns import bin_patterns, from_sizes, load, sizes
+from oracle.gpu.patterns import (
+    PackingWitness,
+    bin_patterns,
+    from_sizes,
+    load,
+    sizes,
+    witness_nodes,
+    witness_partial_nodes,
+    witness_violations,
+)
 from oracle.gpu.phi_star import (
-    PhiStarUnknown,
-    certified_value,
     min_nodes,
     min_nodes_bruteforce,
     min_nodes_cpsat,
@@ -24,6 +30,7 @@ from oracle.gpu.phi_star import (
     phi_star_milp,
     phi_star_value,
 )
+from oracle.result import Certificate, Status
 
 G = 8
 
@@ -56,18 +63,18 @@ def instances(draw, max_items: int = 14):
     return counts, n
 
 
-def _check(cert: Certificate, counts, n, objective: str) -> None:
-    assert cert.status in ("optimal", "infeasible"), cert
-    if cert.status == "optimal":
+def _check(cert: Certificate[int, PackingWitness], counts, n, objective: str) -> None:
+    assert cert.is_proven, cert
+    if cert.is_optimal:
         assert cert.bound == cert.objective
         assert witness_violations(cert.witness, counts, n if n is not None else 10**9) == []
-        claimed = witness_partial_nodes(cert.witness) if objective == "partial" else cert.nodes_used
+        claimed = witness_partial_nodes(cert.witness) if objective == "partial" else witness_nodes(cert.witness)
         assert claimed == cert.objective
     else:
         assert cert.objective is None and cert.witness == ()
 
 
-def _check_agree(certs: list[Certificate], counts, n, objective: str) -> None:
+def _check_agree(certs: list[Certificate[int, PackingWitness]], counts, n, objective: str) -> None:
     """Every method's certificate is valid and all report the same (status, objective)."""
     for c in certs:
         _check(c, counts, n, objective)
@@ -84,7 +91,7 @@ def test_phi_star_methods_agree(inst):
     certs = [phi_star_cpsat(counts, n), phi_star_milp(counts, n), phi_star_bruteforce(counts, n), phi_star(counts, n)]
     _check_agree(certs, counts, n, "partial")
     need = min_nodes_bruteforce(counts, None).objective
-    assert (certs[0].status == "infeasible") == (n is not None and n < need)
+    assert (certs[0].status is Status.INFEASIBLE) == (n is not None and n < need)
 
 
 @settings(max_examples=600, deadline=None, database=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
@@ -115,18 +122,10 @@ def test_large_instances_solvers_agree_and_use_cpsat():
         for N in (need, n * 2):
             a, b = phi_star(counts, N), phi_star_milp(counts, N)
             assert a.solver == "cp-sat"
-            assert (a.status, a.objective) == (b.status, b.objective) and a.status == "optimal"
+            assert (a.status, a.objective) == (b.status, b.objective) and a.is_optimal
             _check(a, counts, N, "partial")
             _check(b, counts, N, "partial")
-        assert phi_star(counts, need - 1).status == "infeasible"
-
-
-def test_unknown_is_never_a_number():
-    unknown = Certificate("unknown", 3, 1, (((5,), 3),), "cp-sat", "x", 10.0)
-    with pytest.raises(PhiStarUnknown) as e:
-        certified_value(unknown)
-    assert e.value.certificate is unknown
-    assert certified_value(Certificate("infeasible", None, None, (), "cp-sat", "x", 0.0)) is None
+        assert phi_star(counts, need - 1).status is Status.INFEASIBLE
 
 
 def test_memoised_result_is_the_same_object():

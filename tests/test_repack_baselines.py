@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from heuristics.gpu.cluster import Instance, Job, Placement, partial_nodes, placement_violations
-from heuristics.gpu.policy import make_policy
+from heuristics.gpu.registry import make_policy
 from oracle.gpu.phi_star import phi_star_bruteforce
 from test_sifopt import apply_event, check_event  # tests/ is on sys.path (pytest prepend import mode)
 

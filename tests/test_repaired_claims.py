@@ -6,7 +6,7 @@ from heuristics.gpu.policy import Migration
 from proofs_check.gpu.claims import CLAIMS, VARIANT_CLAIMS, resolve, run_claims
 from proofs_check.cli.verify import main
 from proofs_check.explorer import Bounds, Event, Facts
-from proofs_check.verdict import Verdict
+from proofs_check.core.verdict import Verdict
 
 
 def _facts(w: int, moves: int) -> Facts:

@@ -3,7 +3,7 @@ import json
 
 from heuristics.rack.ringstitch import RingStitch
 from proofs_check.rack.ring_claims import check_ring_choice, check_ring_exact, replay_ring_choice
-from proofs_check.verdict import Verdict
+from proofs_check.core.verdict import Verdict
 
 
 def test_ring_exact_holds_and_reports_nn_figure():

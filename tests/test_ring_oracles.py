@@ -7,6 +7,7 @@ import pytest
 from heuristics.rack.racks import FragmentationPenalty, RackCluster, ring_cost
 from oracle.rack.rack_subset import lex_optimal_subset, min_fragmentation
 from oracle.rack.ring_tour import cp_sat_tour, held_karp, tour_length
+from oracle.result import Status
 
 
 def brute_tour(d):
@@ -27,10 +28,10 @@ def test_held_karp_cp_sat_and_brute_force_agree(seed):
         d = np.triu(a, 1) + np.triu(a, 1).T
     hk_cost, hk_order = held_karp(d)
     cert = cp_sat_tour(d, time_limit=10)
-    assert cert.status == "optimal"
-    assert hk_cost == cert.cost == cert.bound == brute_tour(d)
-    assert tour_length(hk_order, d) == hk_cost and tour_length(cert.order, d) == cert.cost
-    assert sorted(hk_order) == sorted(cert.order) == list(range(k))
+    assert cert.is_optimal
+    assert hk_cost == cert.objective == cert.bound == brute_tour(d)
+    assert tour_length(hk_order, d) == hk_cost and tour_length(cert.witness, d) == cert.objective
+    assert sorted(hk_order) == sorted(cert.witness) == list(range(k))
 
 
 def brute_lex(residual, demand, dist, table):
@@ -66,14 +67,15 @@ def test_rack_subset_oracle_matches_brute_force(seed, penalty):
     cert = lex_optimal_subset(residual, demand, cluster.dist, table)
     brute = brute_lex(residual, demand, cluster.dist, table)
     if brute is None:
-        assert cert.status == "infeasible" and cert.objective is None
+        assert cert.status is Status.INFEASIBLE and cert.objective is None
         return
-    assert cert.status == "optimal"
+    assert cert.is_optimal
     assert cert.objective[:2] == brute[:2] and cert.objective[2] == pytest.approx(brute[2])
     assert cert.bound == cert.objective
-    alloc = dict(cert.alloc)
+    alloc = dict(cert.witness.alloc)
     assert sum(alloc.values()) == demand and all(1 <= c <= residual[r] for r, c in alloc.items())
-    assert sorted(cert.ring) == sorted(alloc) and ring_cost(cert.ring, cluster.dist) == cert.objective[1]
+    ring = cert.witness.ring
+    assert sorted(ring) == sorted(alloc) and ring_cost(ring, cluster.dist) == cert.objective[1]
     assert sum(table[residual[r] - c] for r, c in alloc.items()) == pytest.approx(cert.objective[2])
 
 
@@ -87,11 +89,11 @@ def test_min_fragmentation_matches_enumeration():
         assert sum(table[r - a] for r, a in zip(res, chips)) == pytest.approx(cost)
 
 
-def test_time_limit_gives_unknown_not_a_result():
+def test_time_limit_gives_an_unproven_incumbent_not_a_result():
     cluster = RackCluster.torus()
     residual = [63] * cluster.n
     cert = lex_optimal_subset(residual, 5 * 63 + 1, cluster.dist, FragmentationPenalty().table(64), time_limit=0.0)
-    assert cert.status == "unknown" and cert.bound[1] <= cert.objective[1]
+    assert cert.status is Status.FEASIBLE and cert.bound[1] <= cert.objective[1]
 
 
 def test_paper_scale_six_racks_proven_optimal():
@@ -100,7 +102,7 @@ def test_paper_scale_six_racks_proven_optimal():
     residual = [int(x) for x in rng.integers(0, 64, cluster.n)]
     top = sorted(residual, reverse=True)
     cert = lex_optimal_subset(residual, sum(top[:5]) + 1, cluster.dist, FragmentationPenalty().table(64))
-    assert cert.status == "optimal" and cert.objective[0] == 6
+    assert cert.is_optimal and cert.objective[0] == 6
     assert cert.objective[1] >= 6  # six distinct torus cells need at least six unit hops
 
 
@@ -136,5 +138,5 @@ def test_many_rack_jobs_match_brute_force_over_subsets():
     for demand in (9, 10):
         cert = lex_optimal_subset(residual, demand, cluster.dist, table)
         brute = min(held_karp(cluster.dist[np.ix_(s, s)])[0] for s in itertools.combinations(range(11), demand))
-        assert cert.status == "optimal" and cert.objective == (demand, brute, 0.0)
-        assert ring_cost(cert.ring, cluster.dist) == brute
+        assert cert.is_optimal and cert.objective == (demand, brute, 0.0)
+        assert ring_cost(cert.witness.ring, cluster.dist) == brute

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
@@ -9,10 +10,11 @@ from hypothesis import strategies as st
 
 import heuristics.gpu.sifopt as sifopt_mod
 from heuristics.gpu.cluster import Instance, Job, Placement, partial_nodes, placement_violations
-from heuristics.gpu.policy import make_policy
+from heuristics.gpu.registry import make_policy
 from heuristics.gpu.sifopt import SIFOpt, heuristic_repack, plain
 from oracle.gpu.min_migration import repack_bruteforce
 from oracle.gpu.phi_star import phi_star_bruteforce
+from oracle.result import Status
 
 G = 8
 
@@ -82,7 +84,7 @@ def replay(policy, evs, tiny_check=None):
             now = policy.placement()
             total = list(now.counts())
             total[ev[1] - 1] += ev[2]
-            fits_somewhere = phi_star_bruteforce(tuple(total), now.n_nodes, G).status != "infeasible"
+            fits_somewhere = phi_star_bruteforce(tuple(total), now.n_nodes, G).status is not Status.INFEASIBLE
         step = apply_event(policy, ev, next_id)
         if step is None:
             continue
@@ -150,7 +152,7 @@ def test_time_limit_hit_falls_back_to_the_heuristic_and_is_counted(monkeypatch):
     def limited(*args, **kwargs):
         cert = real(*args, **kwargs)
         # What a solve stopped by its time limit looks like: an incumbent, not proven.
-        return type(cert)(**{**cert.__dict__, "status": "feasible"})
+        return replace(cert, status=Status.FEASIBLE) if cert.objective is not None else cert
 
     monkeypatch.setattr(sifopt_mod, "min_migration_repack", limited)
     p = SIFOpt(3)

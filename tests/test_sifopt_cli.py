@@ -9,8 +9,7 @@ import pytest
 
 from heuristics.gpu.cluster import Instance, Placement
 from heuristics.gpu.sif import sif
-from oracle.certificate import Certificate
-from oracle.gpu.phi_star import PhiStarUnknown
+from oracle.result import Certificate, Status, Unproven
 from proofs_check.cli.sifopt import main
 
 
@@ -63,7 +62,9 @@ def test_counts_snapshot_and_infeasible_exit_1(capsys, tmp_path):
     ({"counts": {"2": 1}}, "field 'nodes'"),
     ({"nodes": 2, "placement": [[8, 1], []]}, "field 'placement[0]'"),
     ({"nodes": 2, "placement": [[4], [9]]}, "field 'placement[1][0]'"),
-    ({"nodes": 3, "placement": [[4], [2]]}, "field 'nodes'"),
+    ({"nodes": 2, "placement": [[{"job": 1, "g": 9}]]}, "field 'placement[0][0].g'"),
+    ({"nodes": 2, "placement": [[{"job": 1, "g": 4}], [{"job": 1, "g": 2}]]}, "field 'placement[1][0].g'"),
+    ({"nodes": 1, "placement": [[4], [2]]}, "field 'nodes'"),
     ({"nodes": 2, "counts": {"1": 1}, "placement": [[1]]}, "exactly one of"),
     ('{"nodes": 2, ', "invalid JSON"),
     ("[1, 2]", "JSON object"),
@@ -76,14 +77,15 @@ def test_bad_snapshot_one_line_exit_2(capsys, tmp_path, content, field):
 
 
 @pytest.mark.parametrize("argv, needle", [
-    (["--nodes", "2", "--counts", "9=1"], "--counts: field '9=1'"),
-    (["--nodes", "2", "--counts", "2=-1"], "--counts: field '2=-1'"),
+    (["--nodes", "2", "--counts", "9=1"], "--counts: field '9'"),
+    (["--nodes", "2", "--counts", "2=-1"], "--counts: field '2'"),
+    (["--nodes", "2", "--counts", "2=1.5"], "--counts: field '2'"),
     (["--nodes", "2", "--counts", "2=1,2=3"], "given twice"),
     (["--nodes", "2", "--counts", "x"], "--counts: field 'x'"),
     (["--nodes", "-1", "--counts", "1=1"], "--nodes"),
     (["--counts", "1=1"], "--nodes N"),
     (["--bogus"], "unrecognized arguments"),
-    (["/no/such/file.json"], "/no/such/file.json: cannot read"),
+    (["/no/such/file.json"], "/no/such/file.json: no such file"),
     (["--nodes", "4", "--counts", "1=20", "--solver", "brute"], "--solver brute"),
 ])
 def test_bad_usage_one_line_exit_2(capsys, argv, needle):
@@ -112,8 +114,8 @@ def test_sif_report():
 
 
 def test_sif_refuses_unknown_and_invalid():
-    unknown = Certificate("unknown", 1, 0, (), "cp-sat", "x", 10.0)
-    with pytest.raises(PhiStarUnknown):
+    unknown = Certificate(Status.FEASIBLE, 1, 0, (), "cp-sat", "x", 10.0)
+    with pytest.raises(Unproven):
         sif(_placement([[5], [3]]), method=lambda c, n, g: unknown)
     with pytest.raises(ValueError, match="capacity"):
         sif(_placement([[5, 4]]))

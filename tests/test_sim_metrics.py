@@ -4,7 +4,8 @@ import math
 import pytest
 
 import heuristics.gpu.simulator as sim
-from heuristics.gpu.policy import EventResult, make_policy
+from heuristics.gpu.policy import EventResult
+from heuristics.gpu.registry import make_policy
 from heuristics.gpu.sim_metrics import compute_metrics
 from heuristics.gpu.simulator import SimConfig, simulate
 from heuristics.gpu.trace import TraceJob

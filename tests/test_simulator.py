@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 
 import heuristics.gpu.simulator as sim
 from heuristics.gpu.cluster import placement_violations
-from heuristics.gpu.policy import EventResult, Migration, make_policy, policy_names
+from heuristics.gpu.policy import EventResult, Migration
+from heuristics.gpu.registry import make_policy, policy_names
 from heuristics.gpu.simulator import SimConfig, simulate
 from heuristics.gpu.trace import TraceJob
 
@@ -201,7 +202,7 @@ def test_bfd_certificate_agrees_with_exact_phi_star(counts, n_nodes):
     quick = sim.bfd_certified_phi_star(counts, n_nodes, 8)
     if quick is not None and sum(counts) <= 14:
         cert = phi_star_bruteforce(tuple(counts), n_nodes, 8)
-        assert cert.status == "optimal" and cert.objective == quick
+        assert cert.is_optimal and cert.objective == quick
 
 
 def test_bfd_certificate_cases():
@@ -256,6 +257,15 @@ def test_cli_bad_input_exit_2(args, msg, capsys):
     assert main(args) == 2
     err = capsys.readouterr().err.strip()
     assert msg in err and "\n" not in err
+
+
+def test_cli_job_larger_than_the_fixed_cluster_is_exit_2_before_any_run(tmp_path, capsys):
+    from proofs_check.cli.simulate import main
+
+    trace = _trace_file(tmp_path, ["0,0,10,4,1", "1,0,10,8,2"])
+    assert main([trace, "--schedulers", "best-fit", "--nodes", "1"]) == 2
+    out, err = capsys.readouterr()
+    assert err == "simulate: error: job 1: 2x8 GPUs needs 2 nodes, cluster has 1\n" and "best-fit" not in out
 
 
 def test_cli_malformed_trace_names_line(tmp_path, capsys):

@@ -85,7 +85,7 @@ def test_sampling_finds_and_shrinks_a_violation(capsys, tmp_path):
 
 def test_report_prints_records_it_does_not_own():
     from proofs_check.report import claim_text, to_junit
-    from proofs_check.verdict import ClaimResult, Verdict
+    from proofs_check.core.verdict import ClaimResult, Verdict
 
     r = ClaimResult("ring-choice", Verdict.VIOLATED, "gap", counterexample={"dims": [1, 2, 3], "demand": 5})
     assert '"dims": [1, 2, 3]' in claim_text(r)

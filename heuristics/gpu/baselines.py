@@ -37,10 +37,10 @@ succeeds, because each placement lowers that sum by exactly one.
 from __future__ import annotations
 
 from bisect import insort
-from typing import Callable, Hashable, Sequence
+from typing import Callable, Sequence
 
 from heuristics.gpu.cluster import Instance, Job, Placement, check_job_shape
-from heuristics.gpu.policy import EventResult, register
+from heuristics.gpu.policy import EventResult, StateKey
 
 # A node rule ranks a candidate bucket: (free GPUs f, lowest node index in that bucket, demand g,
 # demand distribution p) -> sort key; the bucket with the smallest key receives the instance.
@@ -137,16 +137,16 @@ class NodeRulePolicy:
     def placement(self) -> Placement:
         return Placement(self.capacity, tuple(tuple(sorted(node)) for node in self._nodes))
 
-    def state_key(self) -> Hashable:
+    def state_key(self) -> Placement:
         return self.placement()
 
     def running(self) -> dict[int, Job]:
         return dict(self._jobs)
 
-    def clone(self) -> "NodeRulePolicy":
+    def clone(self) -> NodeRulePolicy:
         return self.with_state(self.placement())
 
-    def with_state(self, key: Hashable) -> "NodeRulePolicy":
+    def with_state(self, key: StateKey) -> NodeRulePolicy:
         if not isinstance(key, Placement):
             raise TypeError(f"{self.name} state keys are Placements, got {type(key).__name__}")
         if key.n_nodes != self.n_nodes or key.capacity != self.capacity:
@@ -192,14 +192,3 @@ class NodeRulePolicy:
         self._buckets[f].remove(n)
         self._free[n] = f + delta_free
         insort(self._buckets[f + delta_free], n)
-
-
-def _factory(rule: str):
-    def make(n_nodes: int, capacity: int = 8, **opts) -> NodeRulePolicy:
-        return NodeRulePolicy(rule, n_nodes, capacity, **opts)
-
-    return make
-
-
-for _rule in RULES:
-    register(_rule)(_factory(_rule))

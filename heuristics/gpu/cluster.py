@@ -10,9 +10,23 @@ verifier, the oracles' SIF computation) without defensive copies.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterable, NamedTuple
+from typing import Iterable, NamedTuple, Protocol
 
 G_DEFAULT = 8
+
+
+class Gang(Protocol):
+    """Anything with a gang job's shape (``Job``, a trace's ``TraceJob``): read-only, so
+    NamedTuples qualify."""
+
+    @property
+    def id(self) -> int: ...
+
+    @property
+    def g(self) -> int: ...
+
+    @property
+    def w(self) -> int: ...
 
 
 class Job(NamedTuple):

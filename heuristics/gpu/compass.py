@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, replace
-from typing import Callable
+from typing import Any, Callable, Iterable
 
 from heuristics.gpu.abs_space import (
     EMPTY,
@@ -66,7 +66,7 @@ from heuristics.gpu.abs_space import (
     view_placement,
 )
 from heuristics.gpu.cluster import G_DEFAULT, Job, Placement, check_job_shape
-from heuristics.gpu.policy import EventResult, Migration, register
+from heuristics.gpu.policy import EventResult, Migration, StateKey
 
 SLOT_CLASSES = {"w4": 4, "w2": 2}
 BLOCKED = "blocked"  # an empty node out of service (see ``Compass.set_blocked``)
@@ -284,8 +284,10 @@ class Compass:
     def clone(self) -> "Compass":
         return self.with_state(self.abs_view())
 
-    def with_state(self, view: AbsView) -> "Compass":
+    def with_state(self, view: StateKey) -> Compass:
         """A Compass of the same variant whose state is ``view`` (node order and job ids as given)."""
+        if not isinstance(view, AbsView):
+            raise TypeError(f"{self.name} state keys are AbsViews, got {type(view).__name__}")
         c = Compass(len(view.nodes), view.capacity, self.variant)
         shapes: dict[int, list[int]] = {}
         for n, nd in enumerate(view.nodes):
@@ -357,7 +359,8 @@ class Compass:
     def depart(self, job_id: int) -> EventResult:
         """Algorithm 1 lines 10–16: Remove every instance, then Compact.
 
-        An operator failure leaves the state unchanged and is reported in ``reason``.
+        An operator failure leaves the state unchanged; its outcome is ``Outcome.FAILED``, with
+        the operator's message in ``reason``.
         """
         if job_id not in self.jobs:
             raise ValueError(f"job {job_id} is not running")
@@ -488,9 +491,9 @@ class Compass:
         rule = self.variant.filler_source
         if rule == "none":
             return None
-        fills = range(1, self.capacity + 1)
+        fills: Iterable[int] = range(1, self.capacity + 1)
         if rule == "most-occupied":
-            fills = reversed(fills)
+            fills = range(self.capacity, 0, -1)
         elif rule != "least-occupied":
             raise ValueError(f"unknown filler_source rule {rule!r}")
         for c in fills:
@@ -691,20 +694,9 @@ class Compass:
         ]
 
 
-def make_variant(base: str, name: str, **changes) -> Variant:
+def make_variant(base: str, name: str, **changes: Any) -> Variant:
     """A new named variant: ``base`` with some switches changed (used for repairs and mutants)."""
     return replace(VARIANTS[base], name=name, **changes)
-
-
-def _factory(variant: str) -> Callable[..., Compass]:
-    def build(n_nodes: int, capacity: int = G_DEFAULT, **opts) -> Compass:
-        return Compass(n_nodes, capacity, variant)
-
-    return build
-
-
-for _v in VARIANTS:
-    register(f"compass-{_v}")(_factory(_v))
 
 
 def is_fuf_slot(s: SlotView) -> bool:

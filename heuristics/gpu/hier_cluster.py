@@ -16,7 +16,7 @@ Instance classes (D.3–D.4) as the hierarchical scheduler dispatches them:
 * ``DOMAIN``     g = 8K, K ≥ 2 — domain-filling (a width-K degenerate panel-slot).
   At K = 1, g = 8 = 8K is classed ``UNIT``: the two coincide (one whole 1-panel domain).
 
-This module also holds the two exact floors (same :class:`~oracle.certificate.Certificate` type as
+This module also holds the two exact floors (same :class:`~oracle.result.Certificate` type as
 the flat oracle, computed by ``oracle.gpu.phi_star`` itself — no second model):
 
 * :func:`panel_phi_star` — panel-level Φ★: panel-level items (1-panel units and multi-panel
@@ -34,8 +34,9 @@ from collections import Counter
 from typing import Iterable, NamedTuple
 
 from heuristics.gpu.cluster import G_DEFAULT, Instance, Job, Placement, gang_violations
-from oracle.certificate import Certificate
+from oracle.gpu.patterns import PackingWitness
 from oracle.gpu.phi_star import DEFAULT_TIME_LIMIT, min_nodes, phi_star
+from oracle.result import Certificate, Status
 
 G_PANEL = G_DEFAULT  # GPUs per panel (eq. 22)
 SUB_PANEL, UNIT, MULTI, DOMAIN = "sub-panel", "unit", "multi-panel", "domain-filling"
@@ -200,14 +201,14 @@ def panel_counts(units: int, multi: Counter, k: int) -> tuple[int, ...]:
 
 
 def panel_phi_star(counts_p: tuple[int, ...], t: Topology,
-                   time_limit: float = DEFAULT_TIME_LIMIT) -> Certificate:
+                   time_limit: float = DEFAULT_TIME_LIMIT) -> Certificate[int, PackingWitness]:
     """Panel-level Φ★: minimum number of partial domains (0 < panels used < K) over all packings
     of the panel-level items into the D domains. The flat pattern model on capacity K."""
     return phi_star(counts_p, t.n_domains, t.panels_per_domain, time_limit)
 
 
 def gpu_phi_star(sub_counts: tuple[int, ...], multi: Counter, t: Topology,
-                 time_limit: float = DEFAULT_TIME_LIMIT) -> Certificate:
+                 time_limit: float = DEFAULT_TIME_LIMIT) -> Certificate[int, PackingWitness]:
     """GPU-level Φ★ over panels under the intra-domain constraint (module docstring).
 
     ``sub_counts`` = n_1..n_8 (g = 8 units included), ``multi`` = multiset of panel demands p ≥ 2.
@@ -215,12 +216,14 @@ def gpu_phi_star(sub_counts: tuple[int, ...], multi: Counter, t: Topology,
     """
     k = t.panels_per_domain
     fit = min_nodes(panel_counts(0, multi, k), t.n_domains, k, time_limit)
-    if fit.status != "optimal":
-        return Certificate(fit.status, None, None, (), f"intra-domain fit: {fit.solver}",
+    if not fit.is_optimal:
+        # Only a proven fit settles the question; an unproven one leaves Φ★ without incumbent.
+        status = Status.INFEASIBLE if fit.status is Status.INFEASIBLE else Status.UNKNOWN
+        return Certificate(status, None, None, (), f"intra-domain fit: {fit.solver}",
                            fit.solver_version, fit.wall_time)
     span_panels = sum(p * m for p, m in multi.items())
     cert = phi_star(tuple(sub_counts), t.n_panels - span_panels, G_PANEL, time_limit)
-    if not span_panels or cert.status == "infeasible" or cert.status == "unknown" and not cert.witness:
+    if not span_panels or cert.objective is None:  # nothing to add, or no packing to add it to
         return cert
     witness = Counter(dict(cert.witness))
     witness[(G_PANEL,)] += span_panels

@@ -41,8 +41,9 @@ import math
 
 from heuristics.gpu.baselines import RULES
 from heuristics.gpu.cluster import Job, Placement
-from heuristics.gpu.policy import EventResult, Migration, register
+from heuristics.gpu.policy import EventResult, Migration
 from heuristics.gpu.sifopt import DEFAULT_EXACT_MAX_NODES, DEFAULT_TIME_LIMIT, RepackingPolicy
+from oracle.gpu.min_migration import Solver
 
 DEFAULT_ROUND_LENGTH = 300.0
 
@@ -53,21 +54,13 @@ class RoundPolicy(RepackingPolicy):
 
     def __init__(self, n_nodes: int, capacity: int = 8, round_length: float = DEFAULT_ROUND_LENGTH,
                  exact_max_nodes: int = DEFAULT_EXACT_MAX_NODES, time_limit: float = DEFAULT_TIME_LIMIT,
-                 solver: str = "cp-sat") -> None:
+                 solver: Solver = "cp-sat") -> None:
         if not round_length > 0:
             raise ValueError(f"round_length={round_length} must be > 0")
         super().__init__(n_nodes, capacity, exact_max_nodes, time_limit, solver)
         self.round_length = float(round_length)
         self._now = -math.inf
         self._round: int | None = None
-
-    def _options(self) -> dict:
-        return dict(super()._options(), round_length=self.round_length)
-
-    def with_state(self, key):
-        other = super().with_state(key)
-        other._now, other._round = self._now, self._round
-        return other
 
     def tick(self, now: float) -> EventResult:
         """Advance the clock to ``now``; at the first tick of a new round, reorganise."""
@@ -127,13 +120,3 @@ class DRR(RoundPolicy):
         nodes[src] = []
         self._bf = self._bf.with_state(Placement(p.capacity, tuple(tuple(sorted(n)) for n in nodes)))
         return tuple(moves)
-
-
-@register("fft")
-def _make_fft(n_nodes: int, capacity: int = 8, **opts) -> FFT:
-    return FFT(n_nodes, capacity, **opts)
-
-
-@register("drr")
-def _make_drr(n_nodes: int, capacity: int = 8, **opts) -> DRR:
-    return DRR(n_nodes, capacity, **opts)

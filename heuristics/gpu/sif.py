@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from typing import Callable
 
 from heuristics.gpu.cluster import Placement, partial_nodes, placement_violations
-from oracle.certificate import Certificate
-from oracle.gpu.phi_star import DEFAULT_TIME_LIMIT, PhiStarUnknown, phi_star
+from oracle.gpu.patterns import PackingWitness
+from oracle.gpu.phi_star import DEFAULT_TIME_LIMIT, phi_star
+from oracle.result import Certificate
 
 
 @dataclass(frozen=True)
@@ -21,7 +22,7 @@ class SifReport:
     counts: tuple[int, ...]
     phi_pi: int
     phi_star: int
-    certificate: Certificate
+    certificate: Certificate[int, PackingWitness]
 
     @property
     def f_pi(self) -> float:
@@ -36,15 +37,15 @@ class SifReport:
         return (self.phi_pi - self.phi_star) / self.n_nodes
 
 
-PhiStarMethod = Callable[[tuple[int, ...], int, int], Certificate]  # (counts, N, capacity)
+PhiStarMethod = Callable[[tuple[int, ...], int, int], Certificate[int, PackingWitness]]  # (counts, N, capacity)
 
 
 def sif(p: Placement, method: PhiStarMethod | None = None,
         time_limit: float = DEFAULT_TIME_LIMIT) -> SifReport:
     """SIF of ``p``, Φ★ by ``method`` (default: the memoised ``oracle.gpu.phi_star.phi_star``).
 
-    Raises ValueError for an invalid placement or a cluster of 0 nodes, and PhiStarUnknown when
-    the Φ★ solve hit its limit (no number is made up)."""
+    Raises ValueError for an invalid placement or a cluster of 0 nodes, and
+    :class:`~oracle.result.Unproven` when the Φ★ solve hit its limit (no number is made up)."""
     bad = placement_violations(p)
     if bad:
         raise ValueError(f"invalid placement: {bad[0]}")
@@ -55,10 +56,9 @@ def sif(p: Placement, method: PhiStarMethod | None = None,
         cert = phi_star(counts, p.n_nodes, p.capacity, time_limit)
     else:
         cert = method(counts, p.n_nodes, p.capacity)
-    if cert.status == "unknown":
-        raise PhiStarUnknown(cert)
+    value = cert.proven_value("Φ★")
     # The placement itself packs these instances into N nodes, so Φ★ cannot be infeasible;
     # if the oracle says so, the oracle is wrong and must not be papered over.
-    if cert.status != "optimal" or cert.objective is None:
+    if value is None:
         raise RuntimeError(f"Φ★ oracle returned {cert.status} for a placement that exists: {counts}")
-    return SifReport(p.n_nodes, counts, partial_nodes(p), cert.objective, cert)
+    return SifReport(p.n_nodes, counts, partial_nodes(p), value, cert)

@@ -5,7 +5,7 @@ towards a packing with Φ★(t) partial nodes (Algorithm 2's witness P★ is "a 
 migrate towards"). The paper does not say how an arrival is placed nor which Φ★ packing is the
 target; issue 6 asks for the packing reachable with the **minimum number of migrations**.
 
-Readings chosen (registered as ``"sifopt"``):
+Readings chosen (named ``"sifopt"`` in ``heuristics.gpu.registry``):
 
 * **Every event ends at Φ★.** After an arrival or a departure the placement is moved to one with
   Φ★ partial nodes, Φ★ computed over the running instances with the node limit N
@@ -43,17 +43,21 @@ limit) the event is done by best-fit without repacking and counted in ``stats.ph
 """
 from __future__ import annotations
 
+import copy
 from collections import Counter
 from dataclasses import dataclass, replace
-from typing import Hashable, NamedTuple, Sequence
+from typing import Iterable, NamedTuple, Self, Sequence
 
 from heuristics.gpu.baselines import NodeRulePolicy
 from heuristics.gpu.cluster import Instance, Job, Placement, check_job_shape, partial_nodes
-from heuristics.gpu.policy import EventResult, Migration, register
+from heuristics.gpu.policy import EventResult, Migration, StateKey
 from oracle.gpu.min_migration import (
     BACKENDS,
+    Admission,
     Item,
+    Move,
     Nodes,
+    Solver,
     assign_patterns,
     instance_counts,
     min_migration_repack,
@@ -63,6 +67,7 @@ from oracle.gpu.min_migration import (
 )
 from oracle.gpu.patterns import Pattern, bin_patterns, from_sizes, load
 from oracle.gpu.phi_star import phi_star
+from oracle.result import Status
 
 DEFAULT_EXACT_MAX_NODES = 64
 DEFAULT_TIME_LIMIT = 10.0
@@ -97,14 +102,21 @@ def to_placement(nodes: Nodes, capacity: int) -> Placement:
     return Placement(capacity, tuple(tuple(sorted(Instance(j, g) for j, g in node)) for node in nodes))
 
 
+class _Witness(NamedTuple):
+    """A proven Φ★ and a packing that attains it, as one node pattern per used node."""
+
+    phi: int
+    patterns: list[Pattern]
+
+
 def _witness_patterns(counts: tuple[int, ...], n_nodes: int, capacity: int,
-                      time_limit: float) -> tuple[str, list[Pattern], int | None]:
-    """(status, the Φ★ witness's node patterns, Φ★) of ``counts`` on ``n_nodes`` nodes."""
+                      time_limit: float) -> tuple[Status, _Witness | None]:
+    """(status, the Φ★ witness when the status is optimal) of ``counts`` on ``n_nodes`` nodes."""
     cert = phi_star(counts, n_nodes, capacity, time_limit)
-    if cert.status != "optimal":
-        return cert.status, [], None
+    if not cert.is_optimal or cert.objective is None:
+        return cert.status, None
     pats = [from_sizes(d, capacity) for d, m in cert.witness for _ in range(m)]
-    return "optimal", pats, cert.objective
+    return Status.OPTIMAL, _Witness(cert.objective, pats)
 
 
 def keep_nodes_witness(nodes: Nodes, capacity: int, new_items: Sequence[Item], phi: int,
@@ -146,7 +158,7 @@ def consolidate(nodes: Nodes, capacity: int, new_items: Sequence[Item], phi: int
     content = [[g for _, g in node] for node in nodes]
     used = [sum(c) for c in content]
 
-    def fullest_fit(g: int, allowed) -> int | None:
+    def fullest_fit(g: int, allowed: Iterable[int]) -> int | None:
         fits = [n for n in allowed if used[n] + g <= capacity]
         return max(fits, key=lambda n: (used[n], -n)) if fits else None
 
@@ -175,27 +187,28 @@ def _cost(nodes: Nodes, targets: Sequence[Pattern], capacity: int) -> tuple[int,
 
 
 def heuristic_repack(nodes: Nodes, capacity: int, new_items: Sequence[Item] = (),
-                     time_limit: float = DEFAULT_TIME_LIMIT) -> tuple[str, Nodes | None, tuple, tuple]:
+                     time_limit: float = DEFAULT_TIME_LIMIT
+                     ) -> tuple[str, Nodes | None, tuple[Move, ...], tuple[Admission, ...]]:
     """Reach Φ★ partial nodes without the min-migration ILP (module docstring, "The heuristic").
 
-    Returns (status, placement, moves, admissions); status 'ok', 'infeasible' or 'unknown'.
+    Returns (status, placement, moves, admissions); status 'ok', else Φ★'s status when Φ★ was not
+    proven (infeasible, feasible or unknown) and placement None.
     """
-    status, total_pats, phi = _witness_patterns(instance_counts(nodes, new_items, capacity), len(nodes),
-                                                capacity, time_limit)
-    if status != "optimal":
+    status, total = _witness_patterns(instance_counts(nodes, new_items, capacity), len(nodes), capacity, time_limit)
+    if total is None:
         return status, None, (), ()
+    phi = total.phi
     # Candidate (a): full nodes stay, the rest is repacked to a Φ★ witness of what remains.
     full = {n for n, node in enumerate(nodes) if sum(g for _, g in node) == capacity}
     rest = [n for n in range(len(nodes)) if n not in full]
     sub = tuple(nodes[n] for n in rest)
-    sub_status, sub_pats, sub_phi = _witness_patterns(instance_counts(sub, new_items, capacity), len(sub),
-                                                      capacity, time_limit)
-    if sub_status == "optimal" and sub_phi == phi:
+    _, part = _witness_patterns(instance_counts(sub, new_items, capacity), len(sub), capacity, time_limit)
+    if part is not None and part.phi == phi:
         a = [node_pattern(node, capacity) for node in nodes]
-        for n, p in zip(rest, assign_patterns(sub, sub_pats, capacity)):
+        for n, p in zip(rest, assign_patterns(sub, part.patterns, capacity)):
             a[n] = p
     else:
-        a = assign_patterns(nodes, total_pats, capacity)
+        a = assign_patterns(nodes, total.patterns, capacity)
     candidates = [a]
     # Candidate (b): a Φ★ witness that keeps as many whole current nodes as possible.
     kept = keep_nodes_witness(nodes, capacity, new_items, phi, time_limit)
@@ -211,24 +224,24 @@ def heuristic_repack(nodes: Nodes, capacity: int, new_items: Sequence[Item] = ()
 
 
 def repack(nodes: Nodes, capacity: int, new_items: Sequence[Item], exact_max_nodes: int,
-           time_limit: float, stats: RepackStats, kind: str, solver: str = "cp-sat") -> RepackOutcome:
+           time_limit: float, stats: RepackStats, kind: str, solver: Solver = "cp-sat") -> RepackOutcome:
     """Move ``nodes`` (plus ``new_items``) to Φ★ partial nodes: exact when N ≤ exact_max_nodes and
     the solve proves optimality, else by :func:`heuristic_repack`; ``stats`` records which."""
     if len(nodes) <= exact_max_nodes:
         cert = min_migration_repack(nodes, capacity, new_items=new_items, time_limit=time_limit, solver=solver)
-        if cert.status == "optimal":
+        if cert.is_optimal:
             stats.exact += 1
-            return RepackOutcome("exact", cert.placement, _migrations(cert.moves, kind))
-        if cert.status == "infeasible":
+            return RepackOutcome("exact", cert.witness.placement, _migrations(cert.witness.moves, kind))
+        if cert.status is Status.INFEASIBLE:
             return RepackOutcome("infeasible", None, ())
-        if cert.target_partial is None:  # Φ★ itself unknown
+        if cert.witness.target_partial is None:  # Φ★ itself not proven
             stats.phi_unknown += 1
             return RepackOutcome("unknown", None, ())
         stats.fallbacks += 1
     else:
         stats.heuristic += 1
     status, placement, moves, _ = heuristic_repack(nodes, capacity, new_items, time_limit)
-    if status == "infeasible":
+    if status == Status.INFEASIBLE:
         return RepackOutcome("infeasible", None, ())
     if status != "ok":
         stats.phi_unknown += 1
@@ -236,7 +249,7 @@ def repack(nodes: Nodes, capacity: int, new_items: Sequence[Item], exact_max_nod
     return RepackOutcome("heuristic", placement, _migrations(moves, kind))
 
 
-def _migrations(moves, kind: str) -> tuple[Migration, ...]:
+def _migrations(moves: Iterable[Move], kind: str) -> tuple[Migration, ...]:
     return tuple(Migration(m.job, m.g, m.src, m.dst, kind) for m in moves)
 
 
@@ -247,8 +260,8 @@ class RepackingPolicy:
     name = "repacking"
 
     def __init__(self, n_nodes: int, capacity: int = 8, exact_max_nodes: int = DEFAULT_EXACT_MAX_NODES,
-                 time_limit: float = DEFAULT_TIME_LIMIT, solver: str = "cp-sat") -> None:
-        if solver not in BACKENDS:
+                 time_limit: float = DEFAULT_TIME_LIMIT, solver: Solver = "cp-sat") -> None:
+        if solver not in BACKENDS:  # the options come from users (``--policy-opt``), unchecked
             raise ValueError(f"unknown solver {solver!r}; known: {', '.join(BACKENDS)}")
         if exact_max_nodes < 0:
             raise ValueError(f"exact_max_nodes={exact_max_nodes} must be >= 0")
@@ -262,24 +275,23 @@ class RepackingPolicy:
         self.stats = RepackStats()
         self._bf = NodeRulePolicy("best-fit", n_nodes, capacity)
 
-    def _options(self) -> dict:
-        return dict(exact_max_nodes=self.exact_max_nodes, time_limit=self.time_limit, solver=self.solver)
-
     # -- Policy protocol (arrive / depart are the subclasses') ----------------------------------
     def placement(self) -> Placement:
         return self._bf.placement()
 
-    def state_key(self) -> Hashable:
+    def state_key(self) -> Placement:
         return self.placement()
 
     def running(self) -> dict[int, Job]:
         return self._bf.running()
 
-    def clone(self):
+    def clone(self) -> Self:
         return self.with_state(self.placement())
 
-    def with_state(self, key: Hashable):
-        other = type(self)(self.n_nodes, self.capacity, **self._options())
+    def with_state(self, key: StateKey) -> Self:
+        # A shallow copy keeps every option and, in subclasses, their own scalar state (a round
+        # policy's clock); only the mutable parts are replaced.
+        other = copy.copy(self)
         other._bf = self._bf.with_state(key)
         other.stats = replace(self.stats)
         return other
@@ -288,19 +300,20 @@ class RepackingPolicy:
         return self._bf.occupancy()
 
     # -- helpers -------------------------------------------------------------------------------
-    def _phi_star(self, extra: Job | None = None) -> tuple[str, int | None]:
-        """(status, Φ★) of the running instances, plus ``extra``'s, on this cluster's N nodes."""
+    def _phi_star(self, extra: Job | None = None) -> tuple[Status, int | None]:
+        """(status, Φ★) of the running instances, plus ``extra``'s, on this cluster's N nodes;
+        Φ★ is None unless the status is optimal (an unproven incumbent is not Φ★)."""
         counts = list(self._bf.placement().counts())
         if extra is not None:
             counts[extra.g - 1] += extra.w
         cert = phi_star(tuple(counts), self.n_nodes, self.capacity, self.time_limit)
-        return cert.status, cert.objective
+        return cert.status, cert.objective if cert.is_optimal else None
 
     def _repack_to_phi_star(self, kind: str) -> tuple[Migration, ...]:
         """Repack the running instances to Φ★ partial nodes unless already there (then zero
         migrations is proven optimal without a solve)."""
         status, phi = self._phi_star()
-        if status != "optimal":
+        if status is not Status.OPTIMAL:
             self.stats.phi_unknown += 1
             return ()
         if partial_nodes(self._bf.placement()) == phi:
@@ -326,12 +339,12 @@ class SIFOpt(RepackingPolicy):
         if job.id in self._bf.running():
             raise ValueError(f"job {job.id} is already running")
         status, phi = self._phi_star(job)
-        if status == "infeasible":
+        if status is Status.INFEASIBLE:
             return EventResult.refused(f"job {job.id} ({job.w}x{job.g}) does not fit in "
                                           f"{self.n_nodes} nodes in any packing")
         trial = self._bf.clone()
         fits = trial.arrive(job).ok
-        if status == "unknown":
+        if status is not Status.OPTIMAL:  # feasible or unknown: Φ★ not proven
             self.stats.phi_unknown += 1
             if fits:
                 self._bf = trial
@@ -349,8 +362,3 @@ class SIFOpt(RepackingPolicy):
     def depart(self, job_id: int) -> EventResult:
         self._bf.depart(job_id)
         return EventResult.applied(self._repack_to_phi_star("sifopt-repack"))
-
-
-@register("sifopt")
-def _make_sifopt(n_nodes: int, capacity: int = 8, **opts) -> SIFOpt:
-    return SIFOpt(n_nodes, capacity, **opts)

@@ -5,7 +5,7 @@ no re-sorting. Three event kinds — job completion, migration completion, job a
 priority order at equal times (capacity freed at t is usable by a job arriving at t). The swappable
 parts are chosen by name, each from one registry:
 
-* placement policy — any name of ``heuristics.gpu.policy.policy_names()`` (COMPASS variants, the
+* placement policy — any name of ``heuristics.gpu.registry.policy_names()`` (COMPASS variants, the
   baselines, SIFOpt, FFT, DRR ...);
 * queue discipline — ``heuristics.gpu.queueing.DISCIPLINES`` ("fifo" default, "backfill");
 * migration charging — ``CHARGING`` below.
@@ -53,22 +53,23 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, NamedTuple, Protocol, Sequence
 
-from heuristics.gpu.cluster import Job
-from heuristics.gpu.policy import Migration, Policy, make_policy
+from heuristics.gpu.cluster import Gang, Job
+from heuristics.gpu.policy import Migration, Policy
 from heuristics.gpu.queueing import get_discipline
+from heuristics.gpu.registry import make_policy
 from heuristics.gpu.sizing import n_maxjob, wcc_holds
 
 COMPLETION, MIGRATION_DONE, ARRIVAL = 0, 1, 2  # heap priorities at equal times
 
 
-class SimJob(Protocol):
+class SimJob(Gang, Protocol):
     """What the simulator needs of a trace job (``heuristics.gpu.trace.TraceJob`` has it)."""
 
-    id: int
-    submit: float
-    duration: float
-    g: int
-    w: int
+    @property
+    def submit(self) -> float: ...
+
+    @property
+    def duration(self) -> float: ...
 
 
 # A charging rule maps (migration cost c, the migrations of one job in one event) to its delay.
@@ -203,7 +204,8 @@ def oracle_phi_star(counts: tuple[int, ...], n_nodes: int, capacity: int) -> flo
     from oracle.gpu.phi_star import phi_star  # late import: the oracle is optional for pure speed runs
 
     cert = phi_star(counts, n_nodes, capacity)
-    return float(cert.objective) if cert.status == "optimal" else math.nan
+    value = cert.objective if cert.is_optimal else None
+    return math.nan if value is None else float(value)
 
 
 def validate_jobs(jobs: Sequence[SimJob], n_nodes: int, capacity: int) -> None:
@@ -387,7 +389,7 @@ def simulate(jobs: Sequence[SimJob], config: SimConfig, *, phi_star: PhiStar | N
             if tick is not None:  # round-based policies reorganise at their first event of a round
                 res = tick(now)
                 if not res.ok:
-                    raise _PolicyError(f"round-start reorganisation refused: {res.reason}")
+                    raise _PolicyError(f"round-start reorganisation not applied ({res.outcome.value}): {res.reason}")
                 if res.migrations:
                     apply_migrations(res.migrations)
                     changed, tried = True, 0
@@ -399,7 +401,7 @@ def simulate(jobs: Sequence[SimJob], config: SimConfig, *, phi_star: PhiStar | N
             else:
                 res = policy.depart(jid)
                 if not res.ok:
-                    raise _PolicyError(f"departure of job {jid} refused: {res.reason}")
+                    raise _PolicyError(f"departure of job {jid} not applied ({res.outcome.value}): {res.reason}")
                 r = running.pop(jid)
                 del running_jobs[jid]
                 counts[r.job.g - 1] -= r.job.w
@@ -424,12 +426,12 @@ def simulate(jobs: Sequence[SimJob], config: SimConfig, *, phi_star: PhiStar | N
 
     records = []
     for j in jobs:
-        r = done.get(j.id) or running.get(j.id)
+        ran = done.get(j.id) or running.get(j.id)
         start = starts.get(j.id, math.nan)
         end = done[j.id].end if j.id in done else math.nan
         records.append(JobRecord(j.id, j.g, j.w, float(j.submit), float(j.duration), start, end,
-                                 r.migrations if r else 0, r.migration_events if r else 0,
-                                 r.delay if r else 0.0))
+                                 ran.migrations if ran else 0, ran.migration_events if ran else 0,
+                                 ran.delay if ran else 0.0))
     phi = None if phi_star is None else (lambda c: phi_star(c, n_nodes, cap))
     series, unknown = rec.series(phi)
     return SimResult(config, tuple(records), series, events, status, note, unknown, refusals,

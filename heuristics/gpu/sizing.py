@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from typing import Iterable, Iterator, NamedTuple
 
-from heuristics.gpu.cluster import G_DEFAULT
+from heuristics.gpu.cluster import G_DEFAULT, Gang
 from heuristics.gpu.trace import LoadReport, Trace, TraceJob, rebased
 from oracle.gpu.paper_phi import wcc_holds  # the one WCC definition (count form of Theorem 1)
 
@@ -85,7 +85,7 @@ def percentile_demand(trace: Trace, eta: float) -> int:
     return 0
 
 
-def n_maxjob(job: TraceJob, capacity: int = G_DEFAULT) -> int:
+def n_maxjob(job: Gang, capacity: int = G_DEFAULT) -> int:
     """Fewest nodes of ``capacity`` GPUs that host the whole gang of ``job`` (intra-node
     constraint: one instance never spans nodes)."""
     if not 1 <= job.g <= capacity:

@@ -38,14 +38,14 @@ class TraceError(ValueError):
     """A trace file that cannot be read as its format says. The message is one line:
     ``<file>:<line>: field '<field>': <problem>`` (line 0 = the file itself)."""
 
-    def __init__(self, path: str, line: int, field_name: str, problem: str):
+    def __init__(self, path: str, line: int, field_name: str, problem: str) -> None:
         self.path = str(path)
         self.line = line
         self.field = field_name
         self.problem = problem
         super().__init__(f"{self.path}:{line}: field '{field_name}': {problem}")
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[TraceError], tuple[str, int, str, str]]:
         # Rebuild from the four parts, so the error survives a worker-process boundary.
         return TraceError, (self.path, self.line, self.field, self.problem)
 

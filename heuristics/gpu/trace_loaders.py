@@ -26,7 +26,7 @@ import math
 from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Iterator, NamedTuple
+from typing import Callable, Iterable, Iterator, NamedTuple, Protocol
 
 from heuristics.gpu.cluster import G_DEFAULT
 from heuristics.gpu.trace import LoadReport, Trace, TraceError, TraceJob, rebased
@@ -114,7 +114,7 @@ def read_rows(path: str | Path, columns: tuple[str, ...], *, headerless_ok: bool
             raise TraceError(p, reader.line_num, "row", f"unreadable: {e}") from None
 
 
-def _decoded_lines(path: str, fh) -> Iterator[str]:
+def _decoded_lines(path: str, fh: Iterable[bytes]) -> Iterator[str]:
     """Lines decoded one at a time, so an encoding error names its own line (BOM tolerated)."""
     for line, raw in enumerate(fh, start=1):
         try:
@@ -123,7 +123,18 @@ def _decoded_lines(path: str, fh) -> Iterator[str]:
             raise TraceError(path, line, "row", f"not UTF-8 (byte {e.start})") from None
 
 
-def _checked_rows(p: str, reader, columns: tuple[str, ...], headerless_ok: bool) -> Iterator[Row]:
+class _CsvReader(Protocol):
+    """What the loaders use of a ``csv.reader``: its records and the line it has read up to."""
+
+    @property
+    def line_num(self) -> int: ...
+
+    def __iter__(self) -> Iterator[list[str]]: ...
+
+    def __next__(self) -> list[str]: ...
+
+
+def _checked_rows(p: str, reader: _CsvReader, columns: tuple[str, ...], headerless_ok: bool) -> Iterator[Row]:
     records = _records(reader)
     first = next(records, None)
     if first is None:
@@ -140,7 +151,7 @@ def _checked_rows(p: str, reader, columns: tuple[str, ...], headerless_ok: bool)
     yield from _data_rows(p, names, records)
 
 
-def _records(reader) -> Iterator[tuple[int, list[str]]]:
+def _records(reader: _CsvReader) -> Iterator[tuple[int, list[str]]]:
     """Non-blank CSV records with the line each *starts* on (a quoted field may span lines)."""
     while True:
         line = reader.line_num + 1
@@ -151,7 +162,7 @@ def _records(reader) -> Iterator[tuple[int, list[str]]]:
             yield line, rec
 
 
-def _data_rows(path: str, names: list[str], records) -> Iterator[Row]:
+def _data_rows(path: str, names: list[str], records: Iterable[tuple[int, list[str]]]) -> Iterator[Row]:
     for line, rec in records:
         if len(rec) != len(names):
             missing = names[len(rec)] if len(rec) < len(names) else "row"
@@ -172,7 +183,7 @@ class Candidate(NamedTuple):
 Outcome = Candidate | str  # a job, or the reason it was dropped
 
 
-def _whole_gpus(gpus: float) -> Outcome | int:
+def _whole_gpus(gpus: float) -> int | str:
     """Per-instance GPU count ``gpus`` as an int, or the drop reason."""
     if gpus == 0:
         return CPU_ONLY
@@ -183,7 +194,7 @@ def _whole_gpus(gpus: float) -> Outcome | int:
     return int(gpus)
 
 
-def build_trace(path: str | Path, rows: int, outcomes: list[Outcome], altered: Counter) -> Trace:
+def build_trace(path: str | Path, rows: int, outcomes: list[Outcome], altered: Counter[str]) -> Trace:
     """Count drops, rebase times on the first kept submit, assign ids in (submit, line) order."""
     kept = sorted((o for o in outcomes if isinstance(o, Candidate)), key=lambda c: (c.submit, c.line))
     dropped = Counter(o for o in outcomes if isinstance(o, str))
@@ -193,8 +204,9 @@ def build_trace(path: str | Path, rows: int, outcomes: list[Outcome], altered: C
     return Trace(Path(path).stem, jobs, report)
 
 
-def _load_rowwise(path, columns, convert: Callable[[Row, Counter], Outcome]) -> Trace:
-    altered: Counter = Counter()
+def _load_rowwise(path: str | Path, columns: tuple[str, ...],
+                  convert: Callable[[Row, Counter[str]], Outcome]) -> Trace:
+    altered: Counter[str] = Counter()
     outcomes = [convert(row, altered) for row in read_rows(path, columns)]
     return build_trace(path, len(outcomes), outcomes, altered)
 
@@ -225,7 +237,7 @@ def venus_shape(gpu_num: int, node_num: int) -> tuple[int, int, bool] | str:
     return G_TOO_BIG if gpu_num % node_num == 0 else NON_HOMOGENEOUS
 
 
-def _venus_row(row: Row, altered: Counter) -> Outcome:
+def _venus_row(row: Row, altered: Counter[str]) -> Outcome:
     shape = venus_shape(row.count("gpu_num"), row.count("node_num"))
     submit = row.timestamp("submit_time")
     duration = row.optional_number("duration")
@@ -256,7 +268,7 @@ def load_venus(path: str | Path) -> Trace:
 GFS_COLUMNS = ("gpu_request", "worker_num", "submit_time", "duration")
 
 
-def _gfs_row(row: Row, altered: Counter) -> Outcome:
+def _gfs_row(row: Row, altered: Counter[str]) -> Outcome:
     gpus = row.number("gpu_request")
     if gpus < 0:
         raise row.error("gpu_request", f"negative: {gpus}")
@@ -286,7 +298,7 @@ def load_gfs(path: str | Path) -> Trace:
 OPENB_COLUMNS = ("num_gpu", "gpu_milli", "pod_phase", "creation_time", "deletion_time", "scheduled_time")
 
 
-def _openb_row(row: Row, altered: Counter) -> Outcome:
+def _openb_row(row: Row, altered: Counter[str]) -> Outcome:
     num_gpu, milli = row.count("num_gpu"), row.count("gpu_milli")
     created, deleted = row.number("creation_time"), row.number("deletion_time")
     scheduled = row.optional_number("scheduled_time")
@@ -334,7 +346,7 @@ def _pai_task(row: Row) -> tuple[str, _Task]:
     return row.text("job_name"), _Task(row.line, (plan_gpu or 0) / 100, row.count("inst_num"), start, end)
 
 
-def _pai_job(tasks: list[_Task], altered: Counter) -> Outcome:
+def _pai_job(tasks: list[_Task], altered: Counter[str]) -> Outcome:
     gpu_tasks = [t for t in tasks if t.g > 0]
     if not gpu_tasks:
         return CPU_ONLY
@@ -347,12 +359,14 @@ def _pai_job(tasks: list[_Task], altered: Counter) -> Outcome:
     w = sum(t.inst for t in gpu_tasks)
     if w == 0:
         return NO_INSTANCES
-    if any(t.start is None for t in gpu_tasks):
+    starts = [t.start for t in gpu_tasks if t.start is not None]
+    if len(starts) < len(gpu_tasks):
         return UNSCHEDULED
-    if any(t.end is None for t in gpu_tasks):
+    ends = [t.end for t in gpu_tasks if t.end is not None]
+    if len(ends) < len(gpu_tasks):
         return UNFINISHED
-    submit = min(t.start for t in gpu_tasks)
-    duration = max(t.end for t in gpu_tasks) - submit
+    submit = min(starts)
+    duration = max(ends) - submit
     if duration <= 0:
         return NON_POSITIVE
     if len(gpu_tasks) < len(tasks):
@@ -374,7 +388,7 @@ def load_pai2020(path: str | Path) -> Trace:
     Dropping CPU tasks (e.g. parameter servers) and merging several GPU tasks are counted as
     alterations.
     """
-    altered: Counter = Counter()
+    altered: Counter[str] = Counter()
     jobs: dict[str, list[_Task]] = {}
     rows = 0
     for row in read_rows(path, PAI2020_COLUMNS, headerless_ok=True):

@@ -23,7 +23,7 @@ from __future__ import annotations
 import heapq
 import zlib
 from dataclasses import dataclass, field
-from typing import NamedTuple, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -231,7 +231,7 @@ def simulate(cluster: RackCluster, policy: RackPolicy, jobs: Sequence[Job],
     running: dict[int, RackPlacement] = {}
     start_at: dict[int, float] = {}
     ring_cost_of: dict[int, int] = {}  # cross-rack jobs only (§V-C)
-    kept = []
+    kept: list[Decision] = []
     busy_integral, last_t = 0.0, 0.0
     completed = 0
 
@@ -287,7 +287,7 @@ def simulate(cluster: RackCluster, policy: RackPolicy, jobs: Sequence[Job],
                     running, free)
 
 
-def _scan(queue: list[int], jobs: Sequence[Job], start) -> list[int]:
+def _scan(queue: list[int], jobs: Sequence[Job], start: Callable[[int], bool]) -> list[int]:
     """One pass over the queue in arrival order; returns the jobs still waiting.
 
     Skips a job whose demand is ≥ one that already failed since the last start: every shipped
@@ -295,8 +295,8 @@ def _scan(queue: list[int], jobs: Sequence[Job], start) -> list[int]:
     free-rack capacity), so it would fail too. This keeps long queues of never-placeable jobs
     (cross-rack jobs under a local-only policy) from making the run quadratic.
     """
-    waiting = []
-    failed = None
+    waiting: list[int] = []
+    failed: int | None = None
     for q in queue:
         d = jobs[q].demand
         if failed is not None and d >= failed:
@@ -309,8 +309,9 @@ def _scan(queue: list[int], jobs: Sequence[Job], start) -> list[int]:
     return waiting
 
 
-def _metrics(cluster, jobs, windows, start_at, ring_cost_of, kept, busy_integral, completed, queue, running,
-             free) -> SimResult:
+def _metrics(cluster: RackCluster, jobs: Sequence[Job], windows: Windows, start_at: dict[int, float],
+             ring_cost_of: dict[int, int], kept: list[Decision], busy_integral: float, completed: int,
+             queue: list[int], running: dict[int, RackPlacement], free: int) -> SimResult:
     measured = [j for j in jobs if windows.start <= j.arrival < windows.end]
     weight = sum(j.demand * j.duration for j in measured)
     blocked = sum(j.demand * j.duration for j in measured if j.id not in start_at)

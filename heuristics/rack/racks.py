@@ -20,6 +20,9 @@ from typing import NamedTuple, Sequence
 import numpy as np
 
 Coord = tuple[int, int, int]
+# Free chips per rack, indexed by rack id: a plain sequence from callers, an int array inside the
+# policies and the simulator (which index it the same way).
+Residual = Sequence[int] | np.ndarray
 
 PAPER_DIMS: Coord = (5, 5, 6)  # §V-A: 150 racks on a 5×5×6 torus
 PAPER_CAPACITY = 64  # §V-A: 64 chips per rack
@@ -65,11 +68,12 @@ class RackCluster:
         (default: every cell, i.e. the paper's 150-rack layout for 5×5×6)."""
         if len(dims) != 3 or any(int(d) < 1 for d in dims):
             raise ValueError(f"dims: need three positive torus sizes, got {dims!r}")
-        cells = [(x, y, z) for x in range(dims[0]) for y in range(dims[1]) for z in range(dims[2])]
+        nx, ny, nz = dims  # a list is accepted too; stored as a tuple so the cluster stays hashable
+        cells = [(x, y, z) for x in range(nx) for y in range(ny) for z in range(nz)]
         n = len(cells) if n_racks is None else n_racks
         if not 1 <= n <= len(cells):
             raise ValueError(f"n_racks: need 1..{len(cells)} for torus {dims!r}, got {n_racks!r}")
-        return cls(tuple(dims), capacity, tuple(cells[:n]))
+        return cls((nx, ny, nz), capacity, tuple(cells[:n]))
 
     @property
     def n(self) -> int:
@@ -155,13 +159,13 @@ class RackPlacement(NamedTuple):
         return score_key(len(self.alloc), self.cost, self.frag)
 
 
-def fragmentation_cost(residual: Sequence[int], alloc: Sequence[tuple[int, int]],
+def fragmentation_cost(residual: Residual, alloc: Sequence[tuple[int, int]],
                        table: Sequence[float]) -> float:
     """Σ over allocated racks of f(residual − chips)."""
     return float(sum(table[residual[r] - c] for r, c in alloc))
 
 
-def placement_violations(cluster: RackCluster, residual: Sequence[int], demand: int,
+def placement_violations(cluster: RackCluster, residual: Residual, demand: int,
                          p: RackPlacement, table: Sequence[float] | None = None) -> list[str]:
     """Everything wrong with ``p`` as a placement of ``demand`` chips on ``residual``; [] if valid.
 
@@ -195,12 +199,12 @@ def placement_violations(cluster: RackCluster, residual: Sequence[int], demand: 
     return errs
 
 
-def is_valid_placement(cluster: RackCluster, residual: Sequence[int], demand: int,
+def is_valid_placement(cluster: RackCluster, residual: Residual, demand: int,
                        p: RackPlacement, table: Sequence[float] | None = None) -> bool:
     return not placement_violations(cluster, residual, demand, p, table)
 
 
-def check_residual(cluster: RackCluster, residual: Sequence[int]) -> None:
+def check_residual(cluster: RackCluster, residual: Residual) -> None:
     """Raise ValueError naming the first rack whose residual is not an int in 0..C."""
     if len(residual) != cluster.n:
         raise ValueError(f"residual: {len(residual)} values for {cluster.n} racks")

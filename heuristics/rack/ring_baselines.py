@@ -21,17 +21,18 @@ from typing import Callable, ClassVar, Protocol, Sequence
 
 import numpy as np
 
-from heuristics.rack.racks import FragmentationPenalty, RackCluster, RackPlacement
+from heuristics.rack.racks import FragmentationPenalty, RackCluster, RackPlacement, Residual
 from heuristics.rack.ring_order import EXACT_LIMIT
 from heuristics.rack.ringstitch import (GENERATOR_NAMES, RingStitch, as_residual, fill_in_order,
-                                   local_best_fit, local_else_stitch, local_first_fit, placed,
-                                   stitch_candidates)
+                                        local_best_fit, local_else_stitch, local_first_fit, placed,
+                                        stitch_candidates)
 
 
 class RackPolicy(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...
 
-    def place(self, cluster: RackCluster, residual: Sequence[int], demand: int) -> RackPlacement | None: ...
+    def place(self, cluster: RackCluster, residual: Residual, demand: int) -> RackPlacement | None: ...
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,7 @@ class LocalFirstFit:
     penalty: FragmentationPenalty = FragmentationPenalty()
     name: ClassVar[str] = "local-first-fit"
 
-    def place(self, cluster: RackCluster, residual: Sequence[int], demand: int) -> RackPlacement | None:
+    def place(self, cluster: RackCluster, residual: Residual, demand: int) -> RackPlacement | None:
         return local_first_fit(as_residual(cluster, residual, demand), demand, self.penalty.table(cluster.capacity))
 
 
@@ -48,7 +49,7 @@ class LocalBestFit:
     penalty: FragmentationPenalty = FragmentationPenalty()
     name: ClassVar[str] = "local-best-fit"
 
-    def place(self, cluster: RackCluster, residual: Sequence[int], demand: int) -> RackPlacement | None:
+    def place(self, cluster: RackCluster, residual: Residual, demand: int) -> RackPlacement | None:
         return local_best_fit(as_residual(cluster, residual, demand), demand, self.penalty.table(cluster.capacity))
 
 
@@ -58,7 +59,7 @@ class FullRackStitching:
     exact_limit: int = EXACT_LIMIT
     name: ClassVar[str] = "full-rack"
 
-    def place(self, cluster: RackCluster, residual: Sequence[int], demand: int) -> RackPlacement | None:
+    def place(self, cluster: RackCluster, residual: Residual, demand: int) -> RackPlacement | None:
         # The shared aggregate-residual deferral never changes the answer here: the free racks
         # hold no more than the aggregate residual.
         def stitch(res: np.ndarray, table: Sequence[float]) -> RackPlacement | None:
@@ -77,10 +78,10 @@ class CapacityOnlyStitching:
     exact_limit: int = EXACT_LIMIT
     name: ClassVar[str] = "capacity-only"
 
-    def place(self, cluster: RackCluster, residual: Sequence[int], demand: int) -> RackPlacement | None:
+    def place(self, cluster: RackCluster, residual: Residual, demand: int) -> RackPlacement | None:
         def stitch(res: np.ndarray, table: Sequence[float]) -> RackPlacement | None:
-            # never None: the aggregate residual reaches D here
             alloc = fill_in_order(res, np.flatnonzero(res > 0), demand)
+            assert alloc is not None, "local_else_stitch only stitches when the aggregate residual reaches D"
             return placed(cluster, res, alloc, table, self.exact_limit, "id-order")
 
         return local_else_stitch(cluster, residual, demand, self.penalty, stitch)
@@ -92,7 +93,7 @@ class NetworkUnawareBestFit:
     exact_limit: int = EXACT_LIMIT
     name: ClassVar[str] = "network-unaware-best-fit"
 
-    def place(self, cluster: RackCluster, residual: Sequence[int], demand: int) -> RackPlacement | None:
+    def place(self, cluster: RackCluster, residual: Residual, demand: int) -> RackPlacement | None:
         def stitch(res: np.ndarray, table: Sequence[float]) -> RackPlacement | None:
             return stitch_candidates(cluster, res, demand, np.flatnonzero(res > 0), ("best-fit",),
                                      table, self.exact_limit)[0]
@@ -107,7 +108,7 @@ RING_POLICIES: dict[str, Callable[..., RackPolicy]] = {
 }
 
 
-def make_ring_policy(name: str, **params) -> RackPolicy:
+def make_ring_policy(name: str, **params: object) -> RackPolicy:
     """The rack policy registered under ``name``, built with ``params`` (e.g. ``penalty``)."""
     try:
         factory = RING_POLICIES[name]

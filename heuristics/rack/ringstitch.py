@@ -19,12 +19,12 @@ only in which racks are eligible, which generators run and what the score is.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, ClassVar, Sequence
+from typing import Callable, ClassVar, Iterable, Sequence
 
 import numpy as np
 
-from heuristics.rack.racks import (FragmentationPenalty, RackCluster, RackPlacement, check_demand,
-                              fragmentation_cost)
+from heuristics.rack.racks import (FragmentationPenalty, RackCluster, RackPlacement, Residual, check_demand,
+                                   fragmentation_cost)
 from heuristics.rack.ring_order import EXACT_LIMIT, ring_order
 
 Generator = Callable[[np.ndarray, int, np.ndarray, np.ndarray], "tuple[int, ...] | None"]
@@ -101,7 +101,7 @@ GENERATORS: dict[str, Generator] = {
 GENERATOR_NAMES = tuple(GENERATORS)
 
 
-def fill_in_order(residual: np.ndarray, order: Sequence[int], demand: int
+def fill_in_order(residual: np.ndarray, order: Iterable[int], demand: int
                   ) -> tuple[tuple[int, int], ...] | None:
     """Take chips from the racks in ``order`` until D is met; racks past that point receive no
     chip and are not part of the allocation. None if the racks hold fewer than D chips."""
@@ -173,7 +173,7 @@ def stitch_candidates(cluster: RackCluster, residual: np.ndarray, demand: int,
     return out
 
 
-def as_residual(cluster: RackCluster, residual: Sequence[int], demand: int) -> np.ndarray:
+def as_residual(cluster: RackCluster, residual: Residual, demand: int) -> np.ndarray:
     """The residuals as an int array, after the cheap input checks every policy call makes (shape
     and demand; the per-rack range check is ``racks.check_residual``, too slow per event)."""
     check_demand(demand)
@@ -186,7 +186,7 @@ def as_residual(cluster: RackCluster, residual: Sequence[int], demand: int) -> n
 Stitch = Callable[[np.ndarray, Sequence[float]], "RackPlacement | None"]
 
 
-def local_else_stitch(cluster: RackCluster, residual: Sequence[int], demand: int,
+def local_else_stitch(cluster: RackCluster, residual: Residual, demand: int,
                       penalty: FragmentationPenalty, stitch: Stitch) -> RackPlacement | None:
     """Steps 1-2 of §IV-A, shared by RingStitch and the stitching baselines: the rack-local
     best-fit if one rack holds D; defer if the aggregate residual is < D; otherwise
@@ -215,12 +215,12 @@ class RingStitch:
         if unknown or not self.generators:
             raise ValueError(f"generators: unknown {unknown!r}; known: {', '.join(GENERATOR_NAMES)}")
 
-    def candidates(self, cluster: RackCluster, residual: Sequence[int], demand: int) -> list[RackPlacement]:
+    def candidates(self, cluster: RackCluster, residual: Residual, demand: int) -> list[RackPlacement]:
         res = as_residual(cluster, residual, demand)
         return stitch_candidates(cluster, res, demand, np.flatnonzero(res > 0), self.generators,
                                  self.penalty.table(cluster.capacity), self.exact_limit)
 
-    def place(self, cluster: RackCluster, residual: Sequence[int], demand: int) -> RackPlacement | None:
+    def place(self, cluster: RackCluster, residual: Residual, demand: int) -> RackPlacement | None:
         def stitch(res: np.ndarray, table: Sequence[float]) -> RackPlacement | None:
             cands = self.candidates(cluster, res, demand)
             return min(cands, key=lambda p: p.key) if cands else None

@@ -1,6 +1,7 @@
 """Minimum-migration repacking: the fewest instance moves that reach Φ★ or admit a waiting job.
 
-Two questions, both exact, both answered with a :class:`MigrationCertificate`:
+Two questions, both exact, both answered with a :class:`~oracle.result.Certificate` whose
+objective is the number of migrations and whose witness is a :class:`Repack`:
 
 * :func:`min_migration_repack` — the SIFOpt question (seeds/000 §5.4, Appendix C: "the SIFOpt
   oracle scheduler ... migrates towards" a packing with Φ★ partial nodes): from the current
@@ -45,9 +46,10 @@ Readings chosen
   is "exactly Φ★". Φ★ is computed with the node limit N (``oracle.gpu.phi_star.phi_star``).
 * A migration moves one instance; GPUs moved is its g. New (waiting) instances are placed by the
   model wherever it likes and are not migrations.
-* Status: ``optimal`` (proven), ``feasible`` (an incumbent, not proven optimal: the time limit
-  was hit), ``infeasible`` (no packing: the instances do not fit in N nodes), ``unknown`` (limit
-  hit without an incumbent, or Φ★ itself unknown). Only ``optimal`` is ever a result.
+* Status (:class:`oracle.result.Status`): ``optimal`` (proven), ``feasible`` (an incumbent, not
+  proven optimal: the time limit was hit), ``infeasible`` (no packing: the instances do not fit
+  in N nodes), ``unknown`` (limit hit without an incumbent, or Φ★ itself not proven). Only
+  ``optimal`` is ever a result.
 """
 from __future__ import annotations
 
@@ -58,13 +60,13 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal, NamedTuple, Sequence
+from typing import Any, Callable, Literal, NamedTuple, Sequence
 
 from oracle import highs
 from oracle.gpu.patterns import Pattern, fill_patterns, from_sizes, load
 from oracle.gpu.phi_star import phi_star
+from oracle.result import Certificate, Status, cpsat_status
 
-Status = Literal["optimal", "feasible", "infeasible", "unknown"]
 Item = tuple[int, int]  # (job id, g)
 Nodes = tuple[tuple[Item, ...], ...]
 
@@ -89,21 +91,19 @@ class Admission(NamedTuple):
 
 
 @dataclass(frozen=True)
-class MigrationCertificate:
-    """Outcome of one min-migration solve.
+class Repack:
+    """The witness of a min-migration certificate (whose objective is the migration count and
+    whose bound a proven lower bound on it; its status is about that primary objective).
 
-    ``migrations`` / ``gpus_moved`` describe the incumbent (None without one); ``bound`` is a
-    proven lower bound on migrations (equal to ``migrations`` when optimal). ``status`` is about
-    the migration count (the primary objective); ``gpus_proven`` says whether ``gpus_moved`` is
-    also proven minimal among the minimum-migration packings (the secondary objective). ``placement`` is the
-    target placement (per node, items sorted), ``moves`` the migrations that reach it,
-    ``admitted`` where each new instance goes. ``target_partial`` is the partial-node bound the
-    repack aimed at (None for an admission question).
+    ``target_partial`` is the partial-node bound the repack aimed at (None for an admission
+    question, or when Φ★ was not proven); ``partial_before`` / ``empty_before`` describe the
+    current placement. The rest describes the incumbent (None / () without one): ``placement``
+    the target placement (per node, items sorted), ``moves`` the migrations that reach it,
+    ``admitted`` where each new instance goes, ``gpus_moved`` the GPUs the moves carry, and
+    ``gpus_proven`` whether that is proven minimal among the minimum-migration packings (the
+    secondary objective).
     """
 
-    status: Status
-    migrations: int | None
-    bound: int | None
     gpus_moved: int | None
     gpus_proven: bool
     target_partial: int | None
@@ -114,13 +114,6 @@ class MigrationCertificate:
     placement: Nodes | None
     moves: tuple[Move, ...]
     admitted: tuple[Admission, ...]
-    solver: str
-    solver_version: str
-    wall_time: float
-
-    @property
-    def is_optimal(self) -> bool:
-        return self.status == "optimal"
 
 
 # --------------------------------------------------------------------------------------------
@@ -303,20 +296,20 @@ class RepackModel:
     def costs(self) -> list[int]:
         return [self.cost(col) for col in self.columns]
 
+    def migrations(self, values: Sequence[int]) -> int:
+        """Migrations of the solution with these column values."""
+        return sum(v * outflow(self.classes[c][0], p)[0] for (c, p), v in zip(self.columns, values))
 
-@dataclass(frozen=True)
-class RawSolution:
-    """A backend's answer: status of the migration count, column values (None without an
-    incumbent), a proven lower bound on migrations, and whether GPUs moved is proven minimal
-    among the minimum-migration packings."""
 
-    status: Status
-    values: tuple[int, ...] | None
-    bound: int | None
+class Columns(NamedTuple):
+    """A backend's witness: the value of each column (() without an incumbent), and whether GPUs
+    moved is proven minimal among the minimum-migration packings."""
+
+    values: tuple[int, ...]
     gpus_proven: bool
-    solver: str
-    solver_version: str
-    wall_time: float
+
+
+NO_COLUMNS = Columns((), False)
 
 
 def build_model(nodes: Nodes, capacity: int, new_items: tuple[Item, ...], target: int | None,
@@ -336,7 +329,8 @@ def build_model(nodes: Nodes, capacity: int, new_items: tuple[Item, ...], target
                        instance_counts(nodes, new_items, capacity), hint)
 
 
-def _rows(m: RepackModel, x: Sequence, add, linear) -> None:
+def _rows(m: RepackModel, x: Sequence[Any], add: Callable[[Any], Any],
+          linear: Callable[[list[Any], list[int]], Any]) -> None:
     """Every node of each class gets one pattern; demands met exactly; the partial-node bound.
     ``linear(vars, coefs)`` builds a linear expression in the backend's own (fast) way."""
     per_class: list[list] = [[] for _ in m.classes]
@@ -358,10 +352,10 @@ def _rows(m: RepackModel, x: Sequence, add, linear) -> None:
         add(linear(partial, [1] * len(partial)) <= m.target)
 
 
-def solve_cpsat(m: RepackModel, time_limit: float) -> RawSolution:
+def solve_cpsat(m: RepackModel, time_limit: float) -> Certificate[int, Columns]:
     """Two stages on one model: fewest migrations; then, with that count fixed and the first
     answer as a hint, fewest GPUs moved (measured faster than one weighted objective)."""
-    from ortools import __version__ as ortools_version
+    from ortools import __version__ as ortools_version  # type: ignore[attr-defined]  # not in its stubs
     from ortools.sat.python import cp_model
 
     t0 = time.perf_counter()
@@ -390,28 +384,27 @@ def solve_cpsat(m: RepackModel, time_limit: float) -> RawSolution:
     solver.parameters.symmetry_level = 0
     solver.parameters.add_lp_constraints_lazily = False
     solver.parameters.max_time_in_seconds = float(time_limit)
-    st = solver.solve(model)
+    status = cpsat_status(solver.status_name(solver.solve(model)))
     name = "cp-sat"
-    if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        status: Status = "infeasible" if st == cp_model.INFEASIBLE else "unknown"
-        return RawSolution(status, None, None, False, name, ortools_version, time.perf_counter() - t0)
+    if status is not Status.OPTIMAL and status is not Status.FEASIBLE:
+        return Certificate(status, None, None, NO_COLUMNS, name, ortools_version, time.perf_counter() - t0)
     values = tuple(solver.value(v) for v in x)
-    if st == cp_model.FEASIBLE:
-        return RawSolution("feasible", values, max(0, math.ceil(solver.best_objective_bound - 1e-6)), False,
-                           name, ortools_version, time.perf_counter() - t0)
     best = int(round(solver.objective_value))
+    if status is Status.FEASIBLE:
+        return Certificate(status, best, max(0, math.ceil(solver.best_objective_bound - 1e-6)),
+                           Columns(values, False), name, ortools_version, time.perf_counter() - t0)
     model.add(migrations == best)
     hint(values)
     model.minimize(weighted(x, [o[1] for o in out]))
     solver.parameters.max_time_in_seconds = max(0.01, float(time_limit) - (time.perf_counter() - t0))
-    st2 = solver.solve(model)
-    if st2 in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+    second = cpsat_status(solver.status_name(solver.solve(model)))
+    if second is Status.OPTIMAL or second is Status.FEASIBLE:
         values = tuple(solver.value(v) for v in x)
-    return RawSolution("optimal", values, best, st2 == cp_model.OPTIMAL, name, ortools_version,
-                       time.perf_counter() - t0)
+    return Certificate(Status.OPTIMAL, best, best, Columns(values, second is Status.OPTIMAL), name,
+                       ortools_version, time.perf_counter() - t0)
 
 
-def solve_milp(m: RepackModel, time_limit: float) -> RawSolution:
+def solve_milp(m: RepackModel, time_limit: float) -> Certificate[int, Columns]:
     """One weighted objective W·migrations + GPUs moved (lexicographic, see RepackModel.weight)."""
     import pulp
 
@@ -422,49 +415,47 @@ def solve_milp(m: RepackModel, time_limit: float) -> RawSolution:
     _rows(m, x, prob.addConstraint, lambda vs, cs: pulp.lpSum(c * v for c, v in zip(cs, vs)))
     r = highs.solve(prob, time_limit, t0)
     name, version, wall = r.solver, r.solver_version, r.wall_time
-    if r.proven == "infeasible":
-        return RawSolution("infeasible", None, None, False, name, version, wall)
-    if not r.has_incumbent:
-        return RawSolution("unknown", None, None, False, name, version, wall)
+    if r.status is not Status.OPTIMAL and r.status is not Status.FEASIBLE:
+        return Certificate(r.status, None, None, NO_COLUMNS, name, version, wall)
     values = tuple(int(round(v.varValue)) for v in x)
-    if r.proven == "optimal":
-        return RawSolution("optimal", values, None, True, name, version, wall)
+    migrations = m.migrations(values)
+    if r.status is Status.OPTIMAL:
+        return Certificate(r.status, migrations, migrations, Columns(values, True), name, version, wall)
     # Any solution costs W·migrations + GPUs with GPUs < W, so ⌊bound / W⌋ bounds migrations.
     bound = max(0, math.ceil(r.dual_bound - 1e-6)) // m.weight
-    return RawSolution("feasible", values, bound, False, name, version, wall)
+    return Certificate(r.status, migrations, bound, Columns(values, False), name, version, wall)
 
 
-BACKENDS = {"cp-sat": solve_cpsat, "highs": solve_milp}
+BACKENDS: dict[str, Callable[[RepackModel, float], Certificate[int, Columns]]] = {
+    "cp-sat": solve_cpsat, "highs": solve_milp}
 
 
-def _certificate(m: RepackModel, raw: RawSolution) -> MigrationCertificate:
-    common = dict(target_partial=m.target, partial_before=partial_count(m.nodes, m.capacity),
-                  empty_before=empty_count(m.nodes), solver=raw.solver,
-                  solver_version=raw.solver_version, wall_time=raw.wall_time)
-    if raw.values is None:
-        return MigrationCertificate(raw.status, None, None, None, False, partial_after=None, empty_after=None,
-                                    placement=None, moves=(), admitted=(), **common)
+def _unanswered(nodes: Nodes, capacity: int, target: int | None) -> Repack:
+    """The witness of a certificate without incumbent: only the question and the start."""
+    return Repack(None, False, target, partial_count(nodes, capacity), None, empty_count(nodes), None,
+                  None, (), ())
+
+
+def _certificate(m: RepackModel, raw: Certificate[int, Columns]) -> Certificate[int, Repack]:
+    """A backend's certificate with its column values realised as a placement and moves."""
+    if raw.objective is None:
+        return Certificate(raw.status, None, raw.bound, _unanswered(m.nodes, m.capacity, m.target),
+                           raw.solver, raw.solver_version, raw.wall_time)
     targets: list[Pattern] = [()] * len(m.nodes)
     slots = [iter(members) for _, members in m.classes]
-    for (c, p), v in zip(m.columns, raw.values):
+    for (c, p), v in zip(m.columns, raw.witness.values):
         for _ in range(v):
             targets[next(slots[c])] = p
     placement, moves, admitted = realise_target(m.nodes, targets, m.new_items)
-    bound = len(moves) if raw.status == "optimal" else raw.bound
-    return MigrationCertificate(raw.status, len(moves), bound, sum(mv.g for mv in moves), raw.gpus_proven,
-                                partial_after=partial_count(placement, m.capacity),
-                                empty_after=empty_count(placement), placement=placement, moves=moves,
-                                admitted=admitted, **common)
-
-
-def _no_answer(nodes: Nodes, capacity: int, status: Status, target: int | None, solver: str,
-               version: str, wall: float) -> MigrationCertificate:
-    return MigrationCertificate(status, None, None, None, False, target, partial_count(nodes, capacity), None,
-                                empty_count(nodes), None, None, (), (), solver, version, wall)
+    witness = Repack(sum(mv.g for mv in moves), raw.witness.gpus_proven, m.target,
+                     partial_count(m.nodes, m.capacity), partial_count(placement, m.capacity),
+                     empty_count(m.nodes), empty_count(placement), placement, moves, admitted)
+    bound = len(moves) if raw.is_optimal else raw.bound
+    return Certificate(raw.status, len(moves), bound, witness, raw.solver, raw.solver_version, raw.wall_time)
 
 
 def _solve(nodes: Nodes, capacity: int, new_items: tuple[Item, ...], target: int | None,
-           time_limit: float, solver: Solver, to_phi_star: bool) -> MigrationCertificate:
+           time_limit: float, solver: Solver, to_phi_star: bool) -> Certificate[int, Repack]:
     """Φ★ first (its certificate settles infeasibility and, with ``to_phi_star``, the target),
     then the ILP, hinted with Φ★'s witness assigned to the nodes at least cost: without the hint
     CP-SAT was seen to find no solution at all in 10 s on some N = 16 instances."""
@@ -472,13 +463,17 @@ def _solve(nodes: Nodes, capacity: int, new_items: tuple[Item, ...], target: int
         raise ValueError(f"unknown solver {solver!r}; known: {', '.join(BACKENDS)}")
     t0 = time.perf_counter()
     phi = phi_star(instance_counts(nodes, new_items, capacity), len(nodes), capacity, time_limit)
-    if phi.status == "infeasible" or (to_phi_star and phi.status != "optimal"):
-        return _no_answer(nodes, capacity, phi.status, None, phi.solver, phi.solver_version,
-                          time.perf_counter() - t0)
+    phi_value = phi.objective if phi.is_optimal else None
+    if phi.status is Status.INFEASIBLE or (to_phi_star and phi_value is None):
+        # Without a proven Φ★ there is no target, hence no incumbent: unknown, even when Φ★'s own
+        # solve has a feasible incumbent.
+        status = Status.INFEASIBLE if phi.status is Status.INFEASIBLE else Status.UNKNOWN
+        return Certificate(status, None, None, _unanswered(nodes, capacity, None), phi.solver,
+                           phi.solver_version, time.perf_counter() - t0)
     if to_phi_star:
-        target = phi.objective
+        target = phi_value
     hint = None
-    if phi.status == "optimal" and (target is None or phi.objective <= target):
+    if phi_value is not None and (target is None or phi_value <= target):
         witness = [from_sizes(d, capacity) for d, mult in phi.witness for _ in range(mult)]
         hint = assign_patterns(nodes, witness, capacity)
     m = build_model(nodes, capacity, new_items, target, hint)
@@ -489,7 +484,7 @@ def _solve(nodes: Nodes, capacity: int, new_items: tuple[Item, ...], target: int
 def min_migration_repack(current: Sequence[Sequence[Item]], capacity: int = 8,
                          target_partial: int | None = None, n_nodes: int | None = None,
                          new_items: Sequence[Item] = (), time_limit: float = DEFAULT_TIME_LIMIT,
-                         solver: Solver = "cp-sat") -> MigrationCertificate:
+                         solver: Solver = "cp-sat") -> Certificate[int, Repack]:
     """Fewest migrations (then fewest GPUs moved) to a packing of the current instances plus
     ``new_items`` with at most ``target_partial`` partial nodes (default: Φ★ with node limit N).
 
@@ -506,7 +501,7 @@ def min_migration_repack(current: Sequence[Sequence[Item]], capacity: int = 8,
 def min_migrations_to_admit(current: Sequence[Sequence[Item]], capacity: int, job_g: int, job_w: int,
                             job_id: int = -1, n_nodes: int | None = None,
                             time_limit: float = DEFAULT_TIME_LIMIT,
-                            solver: Solver = "cp-sat") -> MigrationCertificate:
+                            solver: Solver = "cp-sat") -> Certificate[int, Repack]:
     """Fewest migrations (then fewest GPUs moved) after which a gang job of ``job_w`` instances
     of ``job_g`` GPUs fits: 0 when it fits already, infeasible when no packing holds it."""
     if not 1 <= job_g <= capacity:

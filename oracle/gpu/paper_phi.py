@@ -50,6 +50,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from oracle.gpu.phi_star import DEFAULT_TIME_LIMIT, PackingModel, check_counts, solve_cpsat
+from oracle.result import Status
 
 Branch = Literal["closed-form", "residual-ilp"]
 Alg2Status = Literal["ok", "infeasible", "unknown"]
@@ -170,11 +171,11 @@ def _residual_ilp(p0: list[list[int]], unpaired: tuple[int, ...], n_nodes: int |
     counts = tuple(unpaired.count(g) for g in range(1, G_PAPER + 1))
     free = None if n_nodes is None else n_nodes - len(p0)
     sol = solve_cpsat(PackingModel(counts, G_PAPER, "partial", free, preloaded), time_limit)
-    if sol.status != "optimal":
-        return ("infeasible" if sol.status == "infeasible" else "unknown"), None, ()
+    if not sol.is_optimal:
+        return ("infeasible" if sol.status is Status.INFEASIBLE else "unknown"), None, ()
     by_load = {ld: [b for b in p0 if sum(b) == ld] for ld in loads}
     out: list[list[int]] = []
-    for col, v in sol.values:
+    for col, v in sol.witness:
         extra = [g + 1 for g, c in enumerate(col.addon) for _ in range(c)]
         for _ in range(v):
             out.append((by_load[col.base].pop() if col.cls >= 0 else []) + extra)

@@ -11,7 +11,8 @@ integer variable per bin pattern (66 for G = 8) whatever the cluster size N.
 The node limit N is part of the model (the paper's §3 text leaves it implicit; a packing that needs
 more than the N nodes of the cluster is not feasible for it). ``n_nodes=None`` drops that row.
 
-Methods (each returns a :class:`~oracle.certificate.Certificate`):
+Methods (each returns a :class:`~oracle.result.Certificate` whose witness is a
+:data:`~oracle.gpu.patterns.PackingWitness`):
 
 * ``*_cpsat``  — the pattern ILP on OR-Tools CP-SAT, one worker, with a greedy packing as a
   hint and the valid cut of :func:`objective_lower_bound`;
@@ -28,8 +29,10 @@ The same generic model (:class:`PackingModel`) also carries *preloaded* bins, wh
 fixed and which may only receive more items; the paper's residual ILP (Appendix C.3, in
 ``oracle.gpu.paper_phi``) is this model with the bins of its tentative packing preloaded.
 
-Every solver call has a time limit; a limit that is hit gives status 'unknown' (with the
-incumbent and the proven bound, when the solver has them), never a value passed off as optimal.
+Every solver call has a time limit; a limit that is hit gives status 'feasible' (with the
+incumbent and the proven bound) or 'unknown' (no incumbent), never a value passed off as optimal;
+where a number is needed, :meth:`~oracle.result.Certificate.proven_value` raises
+:class:`~oracle.result.Unproven` instead.
 """
 from __future__ import annotations
 
@@ -37,11 +40,11 @@ import math
 import time
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal
+from typing import Any, Callable, Literal, Sequence
 
 from oracle import highs
-from oracle.certificate import Certificate
-from oracle.gpu.patterns import Pattern, bin_patterns, fill_patterns, load, sizes
+from oracle.gpu.patterns import PackingWitness, Pattern, bin_patterns, fill_patterns, load, sizes
+from oracle.result import Certificate, Status, cpsat_status
 
 Objective = Literal["partial", "nodes"]
 
@@ -52,18 +55,7 @@ DP_STATE_LIMIT = 4096
 DP_ITEM_LIMIT = 256  # the DP recurses once per node opened
 
 
-class PhiStarUnknown(RuntimeError):
-    """An exact solve hit its time limit: Φ★ is not known (the certificate is attached)."""
-
-    def __init__(self, certificate: Certificate):
-        super().__init__(
-            f"Φ★ unknown: {certificate.solver} stopped at its limit after {certificate.wall_time:.3f}s "
-            f"(incumbent {certificate.objective}, proven bound {certificate.bound})"
-        )
-        self.certificate = certificate
-
-
-def check_counts(counts: tuple[int, ...], n_nodes: int | None, capacity: int) -> tuple[int, ...]:
+def check_counts(counts: Sequence[int], n_nodes: int | None, capacity: int) -> tuple[int, ...]:
     """Validate and normalise (counts, N, G); raise ValueError naming the bad field."""
     if capacity < 1:
         raise ValueError(f"capacity={capacity} must be >= 1")
@@ -112,17 +104,7 @@ class Column:
     ub: int
 
 
-@dataclass(frozen=True)
-class Solution:
-    """Raw outcome of a backend: status, incumbent value, proven bound, column values."""
-
-    status: str
-    objective: int | None
-    bound: int | None
-    values: tuple[tuple[Column, int], ...]
-    solver: str
-    solver_version: str
-    wall_time: float
+ColumnValues = tuple[tuple[Column, int], ...]  # a backend's witness: each column's value; () without one
 
 
 def model_columns(m: PackingModel) -> tuple[Column, ...]:
@@ -179,8 +161,10 @@ def _int_or_none(v: float | None, how: str) -> int | None:
     return int(math.ceil(v - 1e-6))
 
 
-def solve_cpsat(m: PackingModel, time_limit: float = DEFAULT_TIME_LIMIT) -> Solution:
-    from ortools import __version__ as ortools_version
+def solve_cpsat(m: PackingModel, time_limit: float = DEFAULT_TIME_LIMIT) -> Certificate[int, ColumnValues]:
+    """Solve ``m`` on CP-SAT (one worker, the cut of :func:`objective_lower_bound`, the greedy
+    packing as a hint when nothing is preloaded)."""
+    from ortools import __version__ as ortools_version  # type: ignore[attr-defined]  # not in its stubs
     from ortools.sat.python import cp_model
 
     t0 = time.perf_counter()
@@ -198,25 +182,20 @@ def solve_cpsat(m: PackingModel, time_limit: float = DEFAULT_TIME_LIMIT) -> Solu
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.max_time_in_seconds = float(time_limit)
-    st = solver.solve(model)
+    status = cpsat_status(solver.status_name(solver.solve(model)))
     wall = time.perf_counter() - t0
     name, version = "cp-sat", ortools_version
-    if st == cp_model.OPTIMAL:
-        obj = int(round(solver.objective_value))
-        vals = tuple((c, int(solver.value(v))) for c, v in zip(cols, x))
-        return Solution("optimal", obj, obj, vals, name, version, wall)
-    if st == cp_model.INFEASIBLE:
-        return Solution("infeasible", None, None, (), name, version, wall)
-    if st == cp_model.FEASIBLE:
-        vals = tuple((c, int(solver.value(v))) for c, v in zip(cols, x))
-        return Solution("unknown", int(round(solver.objective_value)),
-                        _int_or_none(solver.best_objective_bound, "up"), vals, name, version, wall)
-    if st == cp_model.UNKNOWN:
-        return Solution("unknown", None, None, (), name, version, wall)
-    raise RuntimeError(f"CP-SAT returned {solver.status_name(st)} on the pattern model")
+    if status is not Status.OPTIMAL and status is not Status.FEASIBLE:
+        return Certificate(status, None, None, (), name, version, wall)
+    obj = int(round(solver.objective_value))
+    vals = tuple((c, int(solver.value(v))) for c, v in zip(cols, x))
+    bound = obj if status is Status.OPTIMAL else _int_or_none(solver.best_objective_bound, "up")
+    return Certificate(status, obj, bound, vals, name, version, wall)
 
 
-def solve_milp(m: PackingModel, time_limit: float = DEFAULT_TIME_LIMIT) -> Solution:
+def solve_milp(m: PackingModel, time_limit: float = DEFAULT_TIME_LIMIT) -> Certificate[int, ColumnValues]:
+    """Solve ``m`` on HiGHS through PuLP (the greedy packing as a MIP start when nothing is
+    preloaded)."""
     import pulp
 
     t0 = time.perf_counter()
@@ -229,20 +208,22 @@ def solve_milp(m: PackingModel, time_limit: float = DEFAULT_TIME_LIMIT) -> Solut
     r = highs.solve(prob, time_limit, t0, {v.name: start.get(c.addon, 0) for c, v in zip(cols, x) if c.cls == -1})
     name, version, wall = r.solver, r.solver_version, r.wall_time
     vals = tuple((c, int(round(v.varValue))) for c, v in zip(cols, x)) if r.has_incumbent else ()
-    if r.proven == "optimal":
+    if r.status is Status.INFEASIBLE:
+        return Certificate(Status.INFEASIBLE, None, None, (), name, version, wall)
+    bound = _int_or_none(r.dual_bound, "up")
+    if r.status is Status.OPTIMAL:
         # Report the objective of the rounded integer solution, and only if it is what HiGHS
         # reported up to its tolerance; otherwise the float answer cannot be trusted.
         obj = sum(c.cost * v for c, v in vals)
         if abs(obj - r.objective) < 1e-3:
-            return Solution("optimal", obj, obj, vals, name, version, wall)
-        return Solution("unknown", None, _int_or_none(r.dual_bound, "up"), (), name, version, wall)
-    if r.proven == "infeasible":
-        return Solution("infeasible", None, None, (), name, version, wall)
-    obj = _int_or_none(r.objective, "nearest") if r.has_incumbent else None
-    return Solution("unknown", obj, _int_or_none(r.dual_bound, "up"), vals, name, version, wall)
+            return Certificate(Status.OPTIMAL, obj, obj, vals, name, version, wall)
+        return Certificate(Status.UNKNOWN, None, bound, (), name, version, wall)
+    if r.status is Status.FEASIBLE:
+        return Certificate(Status.FEASIBLE, int(round(r.objective)), bound, vals, name, version, wall)
+    return Certificate(Status.UNKNOWN, None, bound, (), name, version, wall)
 
 
-def _add_rows(m: PackingModel, cols: tuple[Column, ...], x: list, add) -> None:
+def _add_rows(m: PackingModel, cols: tuple[Column, ...], x: Sequence[Any], add: Callable[[Any], Any]) -> None:
     """Demand rows (counts matched exactly), one row per preloaded class (each of its bins gets
     exactly one add-on, possibly empty) and the free-bin limit."""
     for g in range(m.capacity):
@@ -259,9 +240,13 @@ def _add_rows(m: PackingModel, cols: tuple[Column, ...], x: list, add) -> None:
 # Certificates of Φ★ / min nodes from a backend
 
 
-def _certificate(m: PackingModel, sol: Solution) -> Certificate:
+Backend = Callable[[PackingModel, float], Certificate[int, ColumnValues]]
+
+
+def _certificate(sol: Certificate[int, ColumnValues]) -> Certificate[int, PackingWitness]:
+    """A backend's certificate with its column values turned into the packing they describe."""
     witness: dict[tuple[int, ...], int] = {}
-    for col, v in sol.values:
+    for col, v in sol.witness:
         if v and any(col.addon):
             key = sizes(col.addon)
             witness[key] = witness.get(key, 0) + v
@@ -269,32 +254,32 @@ def _certificate(m: PackingModel, sol: Solution) -> Certificate:
                        sol.solver, sol.solver_version, sol.wall_time)
 
 
-def _solve(counts, n_nodes, capacity, time_limit, objective: Objective, backend) -> Certificate:
-    counts = check_counts(counts, n_nodes, capacity)
-    m = PackingModel(counts, capacity, objective, free_bins=n_nodes)
-    return _certificate(m, backend(m, time_limit))
+def _solve(counts: Sequence[int], n_nodes: int | None, capacity: int, time_limit: float,
+           objective: Objective, backend: Backend) -> Certificate[int, PackingWitness]:
+    m = PackingModel(check_counts(counts, n_nodes, capacity), capacity, objective, free_bins=n_nodes)
+    return _certificate(backend(m, time_limit))
 
 
-def phi_star_cpsat(counts, n_nodes: int | None, capacity: int = 8,
-                   time_limit: float = DEFAULT_TIME_LIMIT) -> Certificate:
+def phi_star_cpsat(counts: Sequence[int], n_nodes: int | None, capacity: int = 8,
+                   time_limit: float = DEFAULT_TIME_LIMIT) -> Certificate[int, PackingWitness]:
     """Φ★ by the pattern ILP on CP-SAT (one worker)."""
     return _solve(counts, n_nodes, capacity, time_limit, "partial", solve_cpsat)
 
 
-def phi_star_milp(counts, n_nodes: int | None, capacity: int = 8,
-                  time_limit: float = DEFAULT_TIME_LIMIT) -> Certificate:
+def phi_star_milp(counts: Sequence[int], n_nodes: int | None, capacity: int = 8,
+                  time_limit: float = DEFAULT_TIME_LIMIT) -> Certificate[int, PackingWitness]:
     """Φ★ by the pattern ILP on HiGHS through PuLP."""
     return _solve(counts, n_nodes, capacity, time_limit, "partial", solve_milp)
 
 
-def min_nodes_cpsat(counts, n_nodes: int | None = None, capacity: int = 8,
-                    time_limit: float = DEFAULT_TIME_LIMIT) -> Certificate:
+def min_nodes_cpsat(counts: Sequence[int], n_nodes: int | None = None, capacity: int = 8,
+                    time_limit: float = DEFAULT_TIME_LIMIT) -> Certificate[int, PackingWitness]:
     """Minimum number of non-empty nodes (bin-packing number) by the pattern ILP on CP-SAT."""
     return _solve(counts, n_nodes, capacity, time_limit, "nodes", solve_cpsat)
 
 
-def min_nodes_milp(counts, n_nodes: int | None = None, capacity: int = 8,
-                   time_limit: float = DEFAULT_TIME_LIMIT) -> Certificate:
+def min_nodes_milp(counts: Sequence[int], n_nodes: int | None = None, capacity: int = 8,
+                   time_limit: float = DEFAULT_TIME_LIMIT) -> Certificate[int, PackingWitness]:
     """Minimum number of non-empty nodes by the pattern ILP on HiGHS through PuLP."""
     return _solve(counts, n_nodes, capacity, time_limit, "nodes", solve_milp)
 
@@ -303,7 +288,7 @@ def min_nodes_milp(counts, n_nodes: int | None = None, capacity: int = 8,
 # Independent brute force (no patterns): items one by one into bins, memoised on bin loads
 
 
-def _bruteforce(counts, n_nodes: int | None, capacity: int, objective: Objective) -> Certificate:
+def _bruteforce(counts: Sequence[int], n_nodes: int | None, capacity: int, objective: Objective) -> Certificate[int, PackingWitness]:
     counts = check_counts(counts, n_nodes, capacity)
     t0 = time.perf_counter()
     items = [g for g in range(capacity, 0, -1) for _ in range(counts[g - 1])]
@@ -333,7 +318,7 @@ def _bruteforce(counts, n_nodes: int | None, capacity: int, objective: Objective
 
     value = best(0, ())[0]
     if value == math.inf:
-        return Certificate("infeasible", None, None, (), "bruteforce", "1", time.perf_counter() - t0)
+        return Certificate(Status.INFEASIBLE, None, None, (), "bruteforce", "1", time.perf_counter() - t0)
     bins: list[list[int]] = []
     for i, g in enumerate(items):
         x = best(i, tuple(sorted(sum(b) for b in bins)))[1]
@@ -346,16 +331,16 @@ def _bruteforce(counts, n_nodes: int | None, capacity: int, objective: Objective
     for b in bins:
         key = tuple(sorted(b, reverse=True))
         witness[key] = witness.get(key, 0) + 1
-    return Certificate("optimal", int(value), int(value), tuple(sorted(witness.items(), reverse=True)),
+    return Certificate(Status.OPTIMAL, int(value), int(value), tuple(sorted(witness.items(), reverse=True)),
                        "bruteforce", "1", time.perf_counter() - t0)
 
 
-def phi_star_bruteforce(counts, n_nodes: int | None, capacity: int = 8) -> Certificate:
+def phi_star_bruteforce(counts: Sequence[int], n_nodes: int | None, capacity: int = 8) -> Certificate[int, PackingWitness]:
     """Φ★ by exhaustive search over item-to-bin assignments (small multisets only)."""
     return _bruteforce(counts, n_nodes, capacity, "partial")
 
 
-def min_nodes_bruteforce(counts, n_nodes: int | None = None, capacity: int = 8) -> Certificate:
+def min_nodes_bruteforce(counts: Sequence[int], n_nodes: int | None = None, capacity: int = 8) -> Certificate[int, PackingWitness]:
     """Minimum nodes in use by exhaustive search (small multisets only)."""
     return _bruteforce(counts, n_nodes, capacity, "nodes")
 
@@ -398,12 +383,12 @@ def _front(counts: tuple[int, ...], capacity: int) -> tuple[FrontEntry, ...]:
     return tuple(front)
 
 
-def _dp(counts: tuple[int, ...], n_nodes: int | None, capacity: int, objective: Objective) -> Certificate:
+def _dp(counts: tuple[int, ...], n_nodes: int | None, capacity: int, objective: Objective) -> Certificate[int, PackingWitness]:
     t0 = time.perf_counter()
     front = _front(counts, capacity)
     ok = [j for j, e in enumerate(front) if n_nodes is None or e[0] <= n_nodes]
     if not ok:
-        return Certificate("infeasible", None, None, (), "dp", "1", time.perf_counter() - t0)
+        return Certificate(Status.INFEASIBLE, None, None, (), "dp", "1", time.perf_counter() - t0)
     # front is sorted by nodes ascending, partial descending: the fewest nodes is the first
     # feasible entry, the fewest partial nodes the last.
     j = ok[0] if objective == "nodes" else ok[-1]
@@ -412,9 +397,10 @@ def _dp(counts: tuple[int, ...], n_nodes: int | None, capacity: int, objective: 
     state = counts
     while any(state):
         _, _, p, child_j = _front(state, capacity)[j]
+        assert p is not None  # only the empty multiset's entry has no first pattern
         witness[sizes(p)] = witness.get(sizes(p), 0) + 1
         state, j = tuple(n - c for c, n in zip(p, state)), child_j
-    return Certificate("optimal", value, value, tuple(sorted(witness.items(), reverse=True)),
+    return Certificate(Status.OPTIMAL, value, value, tuple(sorted(witness.items(), reverse=True)),
                        "dp", "1", time.perf_counter() - t0)
 
 
@@ -422,10 +408,11 @@ def _dp_states(counts: tuple[int, ...]) -> int:
     return math.prod(c + 1 for c in counts)
 
 
-_memo: dict[tuple[tuple[int, ...], int | None, int, Objective], Certificate] = {}
+_memo: dict[tuple[tuple[int, ...], int | None, int, Objective], Certificate[int, PackingWitness]] = {}
 
 
-def _fast(counts, n_nodes, capacity, objective: Objective, time_limit: float) -> Certificate:
+def _fast(counts: Sequence[int], n_nodes: int | None, capacity: int, objective: Objective,
+          time_limit: float) -> Certificate[int, PackingWitness]:
     if type(counts) is tuple:  # the hot path: a hit needs no validation (only valid keys are stored)
         cert = _memo.get((counts, n_nodes, capacity, objective))
         if cert is not None:
@@ -438,42 +425,36 @@ def _fast(counts, n_nodes, capacity, objective: Objective, time_limit: float) ->
             cert = _dp(counts, n_nodes, capacity, objective)
         else:
             cert = _solve(counts, n_nodes, capacity, time_limit, objective, solve_cpsat)
-        if cert.status == "unknown":
+        if not cert.is_proven:
             return cert  # not memoised: a later call with more time may settle it
         _memo[key] = cert
     return cert
 
 
-def phi_star(counts, n_nodes: int | None, capacity: int = 8,
-             time_limit: float = DEFAULT_TIME_LIMIT) -> Certificate:
+def phi_star(counts: Sequence[int], n_nodes: int | None, capacity: int = 8,
+             time_limit: float = DEFAULT_TIME_LIMIT) -> Certificate[int, PackingWitness]:
     """Φ★ (memoised on (counts, N, capacity)): DP for small multisets, CP-SAT otherwise."""
     return _fast(counts, n_nodes, capacity, "partial", time_limit)
 
 
-def min_nodes(counts, n_nodes: int | None = None, capacity: int = 8,
-              time_limit: float = DEFAULT_TIME_LIMIT) -> Certificate:
+def min_nodes(counts: Sequence[int], n_nodes: int | None = None, capacity: int = 8,
+              time_limit: float = DEFAULT_TIME_LIMIT) -> Certificate[int, PackingWitness]:
     """Minimum number of nodes in use (memoised): DP for small multisets, CP-SAT otherwise."""
     return _fast(counts, n_nodes, capacity, "nodes", time_limit)
 
 
-def certified_value(cert: Certificate) -> int | None:
-    """The proven optimum of a certificate; None when infeasible; raises PhiStarUnknown when the
-    solve hit its limit, so an unknown can never be mistaken for a number."""
-    if cert.status == "unknown":
-        raise PhiStarUnknown(cert)
-    return cert.objective if cert.status == "optimal" else None
-
-
-def phi_star_value(counts, n_nodes: int | None, capacity: int = 8,
+def phi_star_value(counts: Sequence[int], n_nodes: int | None, capacity: int = 8,
                    time_limit: float = DEFAULT_TIME_LIMIT) -> int | None:
-    """Φ★ as an int; None when the instances do not fit in N nodes; raises PhiStarUnknown."""
-    return certified_value(phi_star(counts, n_nodes, capacity, time_limit))
+    """Φ★ as an int; None when the instances do not fit in N nodes; raises
+    :class:`~oracle.result.Unproven` when the solve hit its limit."""
+    return phi_star(counts, n_nodes, capacity, time_limit).proven_value("Φ★")
 
 
-def min_nodes_value(counts, n_nodes: int | None = None, capacity: int = 8,
+def min_nodes_value(counts: Sequence[int], n_nodes: int | None = None, capacity: int = 8,
                     time_limit: float = DEFAULT_TIME_LIMIT) -> int | None:
-    """Minimum nodes in use as an int; None when infeasible; raises PhiStarUnknown."""
-    return certified_value(min_nodes(counts, n_nodes, capacity, time_limit))
+    """Minimum nodes in use as an int; None when infeasible; raises
+    :class:`~oracle.result.Unproven` when the solve hit its limit."""
+    return min_nodes(counts, n_nodes, capacity, time_limit).proven_value("min nodes in use")
 
 
 def clear_cache() -> None:

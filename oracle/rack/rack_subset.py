@@ -22,44 +22,44 @@ Method (exact, exploits the structure):
       completions' excess);
 - level 3 for a fixed set is a min-plus knapsack over leftovers l_i ∈ [0, r_i − 1] with
   Σ l_i = Σ r_i − D (so every selected rack gets at least one chip).
-The initial incumbent is the k* largest residuals (always feasible). If the time limit is hit the
-certificate says ``unknown`` and reports the incumbent and the best proven lower bound; a job
-needing more than ``MAX_RACKS`` racks is ``unknown`` outright.
+The initial incumbent is the k* largest residuals (always feasible). The answer is a
+:class:`~oracle.result.Certificate` whose objective and bound are :data:`LexCost` triples and whose
+witness is a :class:`RackChoice`. If the time limit is hit the certificate says ``feasible`` and
+reports the incumbent and the best proven lower bound; a job needing more than ``MAX_RACKS`` racks
+is ``unknown`` outright.
 """
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from functools import lru_cache
 from itertools import permutations
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from oracle.rack.ring_tour import held_karp
+from oracle.result import Certificate, Status
 
 SOLVER = "rack_subset branch-and-bound"
+SOLVER_VERSION = "1"
 MAX_RACKS = 12  # beyond this the per-node subset DP (m·2^m·m) gets too large: answer unknown
 
 
-@dataclass(frozen=True)
-class SubsetCertificate:
-    """``status``: optimal / infeasible / unknown. ``objective`` and ``bound`` are (racks, ring
-    cost, fragmentation cost) of the incumbent and the proven lower bound (equal when optimal);
-    ``alloc`` = ((rack, chips), ...), ``ring`` = closed-tour order; ``nodes`` = B&B nodes."""
-
-    status: str
-    objective: tuple[int, float, float] | None
-    bound: tuple[int, float, float] | None
-    alloc: tuple[tuple[int, int], ...] | None
-    ring: tuple[int, ...] | None
-    wall_time: float
-    solver: str
-    nodes: int = 0
+LexCost = tuple[int, float, float]  # (racks, ring cost, fragmentation cost), compared lexicographically
 
 
-def min_racks(residual: Sequence[int], demand: int) -> int | None:
+class RackChoice(NamedTuple):
+    """The witness of a rack-subset certificate: the incumbent's ``alloc`` = ((rack, chips), ...)
+    and ``ring`` = closed-tour order (both () without an incumbent), and ``nodes``, how many
+    branch-and-bound nodes the search expanded (its cost, not part of the evidence)."""
+
+    alloc: tuple[tuple[int, int], ...]
+    ring: tuple[int, ...]
+    nodes: int
+
+
+def min_racks(residual: Sequence[int] | np.ndarray, demand: int) -> int | None:
     """Level 1: the fewest racks whose residuals can reach ``demand`` (None if none can)."""
     cum = np.cumsum(np.sort(np.asarray(residual, dtype=np.int64))[::-1])
     if len(cum) == 0 or cum[-1] < demand:
@@ -144,7 +144,7 @@ def _tours_with(members: np.ndarray, cands: np.ndarray, dist: np.ndarray) -> np.
 
 
 def lex_optimal_subset(residual: Sequence[int], demand: int, dist: Sequence[Sequence[float]] | np.ndarray,
-                       table: Sequence[float], time_limit: float = 10.0) -> SubsetCertificate:
+                       table: Sequence[float], time_limit: float = 10.0) -> Certificate[LexCost, RackChoice]:
     """The lexicographic optimum (racks, ring cost, fragmentation cost); see the module doc."""
     start = time.perf_counter()
     d = np.asarray(dist)
@@ -160,29 +160,32 @@ def lex_optimal_subset(residual: Sequence[int], demand: int, dist: Sequence[Sequ
     if min(table) < 0:
         raise ValueError("table: penalties must be non-negative (the fragmentation bound relies on it)")
 
-    def done(status, objective, bound, alloc, ring, nodes=0):
-        return SubsetCertificate(status, objective, bound, alloc, ring, time.perf_counter() - start,
-                                 SOLVER, nodes)
+    def done(status: Status, objective: LexCost | None, bound: LexCost | None, alloc: tuple[tuple[int, int], ...] = (),
+             ring: tuple[int, ...] = (), nodes: int = 0) -> Certificate[LexCost, RackChoice]:
+        return Certificate(status, objective, bound, RackChoice(alloc, ring, nodes), SOLVER, SOLVER_VERSION,
+                           time.perf_counter() - start)
 
     k = min_racks(res_all, demand)
     if k is None:
-        return done("infeasible", None, None, None, None)
+        return done(Status.INFEASIBLE, None, None)
     if k > MAX_RACKS:
-        return done("unknown", None, (k, 0.0, 0.0), None, None)
+        return done(Status.UNKNOWN, None, (k, 0.0, 0.0))
     pos = np.flatnonzero(res_all > 0)
     order = pos[np.lexsort((pos, -res_all[pos]))]  # decreasing residual, ties by id
     r = res_all[order]
     n = len(order)
     prefix = np.concatenate([[0], np.cumsum(r)])
 
-    def finish(members: tuple[int, ...], ring: tuple[int, ...], cost: float):
+    def finish(members: tuple[int, ...], ring: tuple[int, ...], cost: float
+               ) -> tuple[LexCost, tuple[tuple[int, int], ...], tuple[int, ...]]:
+        """A candidate (its lexicographic cost, allocation, ring) with its best allocation."""
         frag, chips = min_fragmentation(tuple(int(res_all[m]) for m in members), demand, table)
         return (k, cost, frag), tuple(zip(members, chips)), ring
 
     if k == 1:
         fits = [int(i) for i in order if res_all[i] >= demand]
         best = min((finish((i,), (i,), 0) for i in fits), key=lambda t: (t[0], t[1]))
-        return done("optimal", best[0], best[0], best[1], best[2], len(fits))
+        return done(Status.OPTIMAL, best[0], best[0], best[1], best[2], len(fits))
 
     first = tuple(int(i) for i in order[:k])
     inc_cost = _tour_exact(np.array(first), d)
@@ -207,7 +210,7 @@ def lex_optimal_subset(residual: Sequence[int], demand: int, dist: Sequence[Sequ
     while stack:
         if time.perf_counter() - start > time_limit:
             low = min([incumbent[0][1]] + [b for b, _, _ in stack])
-            return done("unknown", incumbent[0], (k, low, 0.0), incumbent[1], incumbent[2], nodes)
+            return done(Status.FEASIBLE, incumbent[0], (k, low, 0.0), incumbent[1], incumbent[2], nodes)
         lb, flb, chosen = stack.pop()
         nodes += 1
         if hopeless(lb, flb):
@@ -238,7 +241,7 @@ def lex_optimal_subset(residual: Sequence[int], demand: int, dist: Sequence[Sequ
             continue
         for i in np.argsort(-tours, kind="stable"):
             stack.append((float(tours[i]), float(flbs[i]), chosen + (int(cands[i]),)))
-    return done("optimal", incumbent[0], incumbent[0], incumbent[1], incumbent[2], nodes)
+    return done(Status.OPTIMAL, incumbent[0], incumbent[0], incumbent[1], incumbent[2], nodes)
 
 
 def _tour_exact(members: np.ndarray, dist: np.ndarray) -> tuple[tuple[int, ...], float]:

@@ -6,16 +6,19 @@ the set (index i of the matrix = i-th rack); a one-rack ring costs 0, a two-rack
 link in both directions (§III-C closed-tour convention).
 
 - :func:`held_karp`: Held–Karp dynamic programme over subsets, O(2^k k²), exact;
-- :func:`cp_sat_tour`: a CP-SAT model with one ``AddCircuit`` constraint, returning a certificate
-  (status optimal / feasible / unknown, objective, proven bound, wall time).
+- :func:`cp_sat_tour`: a CP-SAT model with one ``AddCircuit`` constraint, returning a
+  :class:`~oracle.result.Certificate` (objective the tour length, witness the :data:`Tour`).
 """
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
+
+from oracle.result import Certificate, Status, cpsat_status
+
+Tour = tuple[int, ...]  # a closed tour: the racks in visiting order, starting at 0; () for none
 
 HELD_KARP_LIMIT = 16  # 2^16·16² states: still well under a second in numpy
 
@@ -80,55 +83,38 @@ def held_karp(dist: Sequence[Sequence[float]] | np.ndarray) -> tuple[float, tupl
     return cost, (0,) + tuple(reversed(order))
 
 
-@dataclass(frozen=True)
-class TourCertificate:
-    """Result of an exact tour solve: ``status`` optimal / feasible / unknown, the incumbent
-    ``cost`` and ``order`` (None when unknown without incumbent), the proven lower ``bound``."""
-
-    status: str
-    cost: float | None
-    order: tuple[int, ...] | None
-    bound: float
-    wall_time: float
-    solver: str
-
-
 def cp_sat_tour(dist: Sequence[Sequence[int]] | np.ndarray, time_limit: float = 10.0,
-                workers: int = 1) -> TourCertificate:
-    """Minimum closed tour as a CP-SAT circuit model (integer distances)."""
+                workers: int = 1) -> Certificate[float, Tour]:
+    """Minimum closed tour as a CP-SAT circuit model (integer distances). The certificate's
+    witness is the incumbent tour (() without one); its bound is CP-SAT's proven lower bound."""
+    from ortools import __version__ as ortools_version  # type: ignore[attr-defined]  # not in its stubs
     from ortools.sat.python import cp_model
-    import ortools
 
     d = _matrix(dist)
     if not np.array_equal(d, np.round(d)):
         raise ValueError("dist: CP-SAT tour needs integer distances")
-    solver_name = f"ortools-cp-sat {ortools.__version__}"
     k = len(d)
     start = time.perf_counter()
     if k < 3:
         cost = tour_length(range(k), d)
-        return TourCertificate("optimal", cost, tuple(range(k)), cost, time.perf_counter() - start, "closed form")
+        return Certificate(Status.OPTIMAL, cost, cost, tuple(range(k)), "closed form", "1",
+                           time.perf_counter() - start)
     model = cp_model.CpModel()
-    arcs, lits = [], {}
-    for i in range(k):
-        for j in range(k):
-            if i != j:
-                lit = model.NewBoolVar(f"x{i}_{j}")
-                lits[i, j] = lit
-                arcs.append((i, j, lit))
-    model.AddCircuit(arcs)
-    model.Minimize(sum(int(d[i, j]) * lit for (i, j), lit in lits.items()))
+    lits = {(i, j): model.new_bool_var(f"x{i}_{j}") for i in range(k) for j in range(k) if i != j}
+    model.add_circuit([(i, j, lit) for (i, j), lit in lits.items()])
+    model.minimize(sum(int(d[i, j]) * lit for (i, j), lit in lits.items()))
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = time_limit
     solver.parameters.num_workers = workers
-    status = solver.Solve(model)
+    status = cpsat_status(solver.status_name(solver.solve(model)))
     wall = time.perf_counter() - start
-    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return TourCertificate("unknown", None, None, solver.BestObjectiveBound(), wall, solver_name)
-    succ = {i: j for (i, j), lit in lits.items() if solver.Value(lit)}
+    if status is Status.INFEASIBLE:
+        return Certificate(status, None, None, (), "cp-sat", ortools_version, wall)
+    if status is Status.UNKNOWN:
+        return Certificate(status, None, solver.best_objective_bound, (), "cp-sat", ortools_version, wall)
+    succ = {i: j for (i, j), lit in lits.items() if solver.value(lit)}
     order = [0]
     while len(order) < k:
         order.append(succ[order[-1]])
-    return TourCertificate("optimal" if status == cp_model.OPTIMAL else "feasible",
-                           solver.ObjectiveValue(), tuple(order), solver.BestObjectiveBound(), wall,
-                           solver_name)
+    return Certificate(status, solver.objective_value, solver.best_objective_bound, tuple(order), "cp-sat",
+                       ortools_version, wall)

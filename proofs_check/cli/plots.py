@@ -10,16 +10,29 @@ Usage: ``simulate-plot DIR [--t0 SECONDS] [--t1 SECONDS]`` (a time window, like 
 """
 from __future__ import annotations
 
-import argparse
 import csv
 import sys
 from collections import defaultdict
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
+
+from proofs_check.cli.common import EXIT_OK, make_parser, run, usage_on
+
+PROG = "simulate-plot"
 
 PANELS = (("n_sif", "N·SIF (avoidable partial nodes)", "nsif"),
           ("utilisation", "GPU utilisation", "util"),
           ("empty", "fully empty nodes", "empty"))
+
+
+def save_figure(fig: Any, path: Path) -> Path:
+    """Lay out, write (PNG, 110 dpi) and close a matplotlib figure; returns ``path``."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
 
 
 def _read_series(path: Path, t0: float | None, t1: float | None) -> dict[str, list[float]]:
@@ -63,27 +76,25 @@ def plot_folder(folder: str | Path, t0: float | None = None, t1: float | None = 
             ax.set_ylabel(label)
             ax.set_title(f"{label} — η={eta}, c={cost}s, day {day}, N={rows[0]['n_nodes']}")
             ax.legend(fontsize=7, ncol=2)
-            fig.tight_layout()
-            path = out_dir / f"eta{eta}_c{cost}_{day}_{short}.png"
-            fig.savefig(path, dpi=110)
-            plt.close(fig)
-            written.append(path)
+            written.append(save_figure(fig, out_dir / f"eta{eta}_c{cost}_{day}_{short}.png"))
     return written
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="simulate-plot", description=__doc__.split("\n")[0])
+def _main(argv: Sequence[str] | None) -> int:
+    p = make_parser(PROG, __doc__.split("\n")[0] if __doc__ else None)
     p.add_argument("folder")
     p.add_argument("--t0", type=float, default=None)
     p.add_argument("--t1", type=float, default=None)
     a = p.parse_args(argv)
-    try:
+    with usage_on(KeyError, ValueError, prefix=a.folder):  # a results folder not written by simulate
         for path in plot_folder(a.folder, a.t0, a.t1):
             print(path)
-    except (FileNotFoundError, KeyError, ValueError) as e:
-        print(f"simulate-plot: error: {e}", file=sys.stderr)
-        return 2
-    return 0
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Console entry point ``simulate-plot``."""
+    return run(PROG, lambda: _main(argv))
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ PNG per metric (mean over seeds against load, one panel per workload, one line p
 ``--out``; progress goes to stderr, a summary table (means over seeds) to stdout. Every cell uses
 the same arrival trace for every scheduler (common random numbers).
 
-Exit codes: 0 ok, 2 bad usage or input.
+Exit codes: 0 ok, 2 bad usage or input (one line on stderr naming the option).
 """
 from __future__ import annotations
 
@@ -20,10 +20,13 @@ from typing import NamedTuple, Sequence
 from heuristics.rack.ocs_sim import WORKLOADS, DurationModel, SimResult, Windows, generate_trace, simulate
 from heuristics.rack.racks import PENALTY_NAMES, FragmentationPenalty, RackCluster
 from heuristics.rack.ring_baselines import RING_POLICIES, make_ring_policy
-from proofs_check.core.engine import Engine, EngineError
-from proofs_check.verdict import EXIT_USAGE
+from proofs_check.cli.common import EXIT_OK, UsageError, make_parser, run, usage_on
+from proofs_check.cli.plots import save_figure
+from proofs_check.core.engine import Engine
 
+PROG = "ringsim"
 METRICS = SimResult.METRICS
+Table = dict[tuple[str, float, str], dict[str, tuple[float, float, int]]]
 
 
 class Cell(NamedTuple):
@@ -53,7 +56,8 @@ def run_cell(cell: Cell) -> tuple[list[Row], dict[str, float]]:
     """Simulate one cell; returns the tidy rows and the wall time per scheduler."""
     cluster = RackCluster.torus(cell.dims, cell.capacity)
     jobs = generate_trace(cluster, WORKLOADS[cell.workload], cell.load, cell.seed, cell.windows, cell.durations)
-    rows, walls = [], {}
+    rows: list[Row] = []
+    walls: dict[str, float] = {}
     for name in cell.schedulers:
         start = time.perf_counter()
         res = simulate(cluster, make_ring_policy(name, penalty=FragmentationPenalty(cell.penalty)), jobs, cell.windows)
@@ -62,12 +66,12 @@ def run_cell(cell: Cell) -> tuple[list[Row], dict[str, float]]:
     return rows, walls
 
 
-def mean_table(rows: Sequence[Row]) -> dict[tuple[str, float, str], dict[str, tuple[float, float, int]]]:
+def mean_table(rows: Sequence[Row]) -> Table:
     """(workload, load, scheduler) → metric → (mean, sample sd, n) over seeds, NaNs left out."""
     groups: dict[tuple[str, float, str], dict[str, list[float]]] = {}
     for r in rows:
         groups.setdefault((r.workload, r.load, r.scheduler), {}).setdefault(r.metric, []).append(r.value)
-    out = {}
+    out: Table = {}
     for key, metrics in groups.items():
         out[key] = {}
         for m, vals in metrics.items():
@@ -128,11 +132,7 @@ def plot_metrics(rows: Sequence[Row], schedulers: Sequence[str], out: Path) -> l
             ax.set_xlabel("offered load %")
             ax.set_ylabel(m)
         axes[0][-1].legend(fontsize=7)
-        fig.tight_layout()
-        path = out / f"{m}.png"
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        paths.append(path)
+        paths.append(save_figure(fig, out / f"{m}.png"))
     return paths
 
 
@@ -140,7 +140,7 @@ def _names(text: str, known: Sequence[str], flag: str) -> tuple[str, ...]:
     names = tuple(x.strip() for x in text.split(",") if x.strip())
     bad = [x for x in names if x not in known]
     if bad or not names:
-        raise ValueError(f"{flag}: unknown name(s) {bad or [text]}; known: {', '.join(known)}")
+        raise UsageError(f"{flag}: unknown name(s) {bad or [text]}; known: {', '.join(known)}")
     return names
 
 
@@ -148,14 +148,14 @@ def _floats(text: str, flag: str, lo: float, hi: float) -> tuple[float, ...]:
     try:
         vals = tuple(float(x) for x in text.split(","))
     except ValueError:
-        raise ValueError(f"{flag}: {text!r} is not a comma-separated list of numbers") from None
+        raise UsageError(f"{flag}: {text!r} is not a comma-separated list of numbers") from None
     if not all(lo < v <= hi for v in vals):
-        raise ValueError(f"{flag}: every value must be in ({lo}, {hi}], got {text!r}")
+        raise UsageError(f"{flag}: every value must be in ({lo}, {hi}], got {text!r}")
     return vals
 
 
 def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[Cell]]:
-    ap = argparse.ArgumentParser(prog="ringsim", description=__doc__.split("\n\n")[0])
+    ap = make_parser(PROG, __doc__.split("\n\n")[0] if __doc__ else None)
     ap.add_argument("--schedulers", default=",".join(RING_POLICIES))
     ap.add_argument("--workloads", default=",".join(WORKLOADS))
     ap.add_argument("--loads", default="0.6,0.7,0.8,0.9,0.95", help="offered loads, fractions")
@@ -178,45 +178,44 @@ def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[Cel
     schedulers = _names(args.schedulers, tuple(RING_POLICIES), "--schedulers")
     workloads = _names(args.workloads, tuple(WORKLOADS), "--workloads")
     loads = _floats(args.loads, "--loads", 0.0, 1.5)
-    dims = tuple(int(x) for x in _floats(args.dims, "--dims", 0, 1000))
-    if len(dims) != 3:
-        raise ValueError(f"--dims: need three sizes X,Y,Z, got {args.dims!r}")
+    sizes = [int(x) for x in _floats(args.dims, "--dims", 0, 1000)]
+    if len(sizes) != 3:
+        raise UsageError(f"--dims: need three sizes X,Y,Z, got {args.dims!r}")
+    dims = (sizes[0], sizes[1], sizes[2])
     if args.seeds < 1 or args.workers < 1 or args.capacity < 1:
-        raise ValueError("--seeds, --workers and --capacity must be >= 1")
+        raise UsageError("--seeds, --workers and --capacity must be >= 1")
     windows = Windows(args.warmup, args.measure, args.drain)
     if min(args.warmup, args.drain) < 0 or args.measure <= 0:
-        raise ValueError("--warmup/--drain must be >= 0 and --measure > 0")
+        raise UsageError("--warmup/--drain must be >= 0 and --measure > 0")
     cells = [Cell(schedulers, wl, load, seed, dims, args.capacity, windows, DurationModel(), args.penalty)
              for wl in workloads for load in loads
              for seed in range(args.first_seed, args.first_seed + args.seeds)]
     return args, cells
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    try:
-        args, cells = parse_args(argv)
+def _main(argv: Sequence[str] | None) -> int:
+    args, cells = parse_args(argv)
+    with usage_on(ValueError, prefix="--dims/--capacity"):  # a torus the rack model refuses
         RackCluster.torus(cells[0].dims, cells[0].capacity)
-    except ValueError as err:
-        print(f"ringsim: {err}", file=sys.stderr)
-        return EXIT_USAGE
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     rows: list[Row] = []
     start = time.perf_counter()
-    try:
-        with Engine(args.backend, args.workers, args.address) as engine:
-            for i, (cell, (cell_rows, walls)) in enumerate(zip(cells, engine.starmap(run_cell, [(c,) for c in cells])), 1):
-                rows += cell_rows
-                print(f"[{i}/{len(cells)}] workload {cell.workload} load {cell.load:.2f} seed {cell.seed}: "
-                      f"{sum(walls.values()):.1f}s ({time.perf_counter() - start:.0f}s total)", file=sys.stderr)
-    except EngineError as err:
-        print(f"ringsim: {err}", file=sys.stderr)
-        return EXIT_USAGE
+    with Engine(args.backend, args.workers, args.address) as engine:
+        for i, (cell, (cell_rows, walls)) in enumerate(zip(cells, engine.starmap(run_cell, [(c,) for c in cells])), 1):
+            rows += cell_rows
+            print(f"[{i}/{len(cells)}] workload {cell.workload} load {cell.load:.2f} seed {cell.seed}: "
+                  f"{sum(walls.values()):.1f}s ({time.perf_counter() - start:.0f}s total)", file=sys.stderr)
     write_csv(rows, out / "results.csv")
     plots = [] if args.no_plots else plot_metrics(rows, cells[0].schedulers, out)
     print(format_table(rows, cells[0].schedulers))
     print(f"wrote {out / 'results.csv'}" + (f" and {len(plots)} plots" if plots else ""), file=sys.stderr)
-    return 0
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Console entry point ``ringsim``."""
+    return run(PROG, lambda: _main(argv))
 
 
 if __name__ == "__main__":

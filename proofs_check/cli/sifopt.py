@@ -8,14 +8,10 @@ Usage::
 
 ``--counts`` lists ``g=n_g`` pairs (each g at most once, g in 1..capacity, n_g ≥ 0).
 
-SNAPSHOT.json is one JSON object with these fields (no others):
-
-* ``"nodes"``: N, the cluster size (required with ``counts``; optional with ``placement``,
-  where it must equal the number of nodes listed);
-* ``"counts"``: ``{"1": 6, "2": 1, "4": 2}`` — instance counts by demand g; or
-* ``"placement"``: ``[[4, 2, 1], [8], []]`` — the instance demands on each node (empty list =
-  empty node); exactly one of ``counts`` / ``placement``;
-* ``"capacity"``: GPUs per node, default 8.
+SNAPSHOT.json is the snapshot format of ``heuristics.gpu.snapshot`` (also read by ``admit`` and
+``verify --audit``): ``{"capacity": 8, "nodes": N, "placement": [[{"job": 1, "g": 4}, ...], ...]}``
+(an item may also be a bare demand g, the older sifopt shape: ``[[4, 2, 1], [8], []]``), or counts
+only, ``{"nodes": N, "counts": {"1": 6, "2": 1, "4": 2}}``. Full description: docs/sifopt.md.
 
 Printed: Φ★ and F★ = Φ★/N with the certificate (status, solver, version, wall time), the
 minimum number of nodes in use (the bin-packing number, computed without the node limit so
@@ -32,20 +28,18 @@ field); 3 a solver hit its time limit (Φ★ unknown), as ``verify`` uses 3 for 
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from functools import partial
-from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
-from heuristics.gpu.cluster import Instance, Placement, partial_nodes
+from heuristics.gpu.cluster import Placement, partial_nodes
 from heuristics.gpu.sif import sif
-from oracle.certificate import Certificate
+from heuristics.gpu.snapshot import Snapshot, load_snapshot, parse_counts
+from oracle.gpu.patterns import PackingWitness
 from oracle.gpu.paper_phi import wcc_holds
 from oracle.gpu.phi_star import (
     DEFAULT_TIME_LIMIT,
-    PhiStarUnknown,
     min_nodes,
     min_nodes_bruteforce,
     min_nodes_cpsat,
@@ -55,117 +49,54 @@ from oracle.gpu.phi_star import (
     phi_star_cpsat,
     phi_star_milp,
 )
+from oracle.result import Certificate, Status, Unproven
+from proofs_check.cli.common import (
+    EXIT_INCONCLUSIVE,
+    EXIT_OK,
+    EXIT_VIOLATED,
+    CliParser,
+    UsageError,
+    make_parser,
+    positive,
+    run,
+)
 
-EXIT_OK, EXIT_INFEASIBLE, EXIT_USAGE, EXIT_UNKNOWN = 0, 1, 2, 3
+PROG = "sifopt"
 BRUTE_MAX_INSTANCES = 16
-SNAPSHOT_FIELDS = ("nodes", "counts", "placement", "capacity")
-
-
-class InputError(Exception):
-    """Bad usage or input; the message is the one line printed (it names file/option and field)."""
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, exit 2, instead of usage + message
-        raise InputError(f"usage: {message}")
-
-
-def _int_field(value: Any, where: str, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InputError(f"{where}: {what} {value!r} must be a non-negative integer")
-    return value
-
-
-def _demand(key: Any, where: str, capacity: int) -> int:
-    try:
-        g = int(str(key).strip())
-    except ValueError:
-        raise InputError(f"{where}: demand {key!r} is not an integer") from None
-    if not 1 <= g <= capacity:
-        raise InputError(f"{where}: demand g={g} outside 1..{capacity}")
-    return g
 
 
 def parse_counts_arg(text: str, capacity: int) -> tuple[int, ...]:
-    """``"1=6,2=1,4=2"`` → (6, 1, 0, 2, 0, 0, 0, 0)."""
-    counts = [0] * capacity
-    seen: set[int] = set()
+    """``"1=6,2=1,4=2"`` → (6, 1, 0, 2, 0, 0, 0, 0); checked like a snapshot's ``counts``."""
+    raw: dict[str, int | str] = {}
     for item in filter(None, (s.strip() for s in text.split(","))):
-        key, sep, val = item.partition("=")
+        key, sep, val = (part.strip() for part in item.partition("="))
         if not sep:
-            raise InputError(f"--counts: field {item!r}: expected g=count")
-        g = _demand(key, f"--counts: field {item!r}", capacity)
-        if g in seen:
-            raise InputError(f"--counts: field {item!r}: g={g} given twice")
-        seen.add(g)
-        try:
-            n = int(val.strip())
-        except ValueError:
-            raise InputError(f"--counts: field {item!r}: count {val!r} is not an integer") from None
-        counts[g - 1] = _int_field(n, f"--counts: field {item!r}", "count")
-    return tuple(counts)
+            raise UsageError("expected g=count", file="--counts", field=item)
+        if key in raw:
+            raise UsageError(f"g={key} given twice", file="--counts", field=item)
+        raw[key] = int(val) if val.lstrip("-").isdigit() else val  # a non-integer is refused below
+    return parse_counts(raw, "--counts", capacity, name="")
 
 
-def load_snapshot(path: str) -> tuple[int, int, tuple[int, ...], Placement | None]:
-    """(N, capacity, counts, placement or None) from a snapshot file; InputError on bad input."""
-    try:
-        text = Path(path).read_text()
-    except OSError as e:
-        raise InputError(f"{path}: cannot read: {e.strerror or e}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise InputError(f"{path}: line {e.lineno} column {e.colno}: invalid JSON: {e.msg}") from None
-    if not isinstance(data, dict):
-        raise InputError(f"{path}: top level must be a JSON object")
-    for key in data:
-        if key not in SNAPSHOT_FIELDS:
-            raise InputError(f"{path}: field {key!r}: unknown field (expected one of {', '.join(SNAPSHOT_FIELDS)})")
-    capacity = _int_field(data.get("capacity", 8), f"{path}: field 'capacity'", "capacity")
+def read_input(args: Any) -> Snapshot:
+    """The snapshot file, or the counts given by --nodes/--counts/--capacity."""
+    if args.snapshot is not None:
+        if args.counts is not None or args.nodes is not None or args.capacity is not None:
+            raise UsageError("give either a snapshot file or --nodes/--counts/--capacity, not both",
+                             file=args.snapshot)
+        return load_snapshot(args.snapshot)
+    if args.counts is None or args.nodes is None:
+        raise UsageError("give SNAPSHOT.json, or both --nodes N and --counts g=n,...")
+    capacity = 8 if args.capacity is None else args.capacity
     if capacity < 1:
-        raise InputError(f"{path}: field 'capacity': must be >= 1")
-    if ("counts" in data) == ("placement" in data):
-        raise InputError(f"{path}: exactly one of fields 'counts' and 'placement' is required")
-    if "counts" in data:
-        if "nodes" not in data:
-            raise InputError(f"{path}: field 'nodes': required with 'counts'")
-        n = _int_field(data["nodes"], f"{path}: field 'nodes'", "node count")
-        raw = data["counts"]
-        if not isinstance(raw, dict):
-            raise InputError(f"{path}: field 'counts': must be an object {{\"g\": count}}")
-        counts = [0] * capacity
-        for key, val in raw.items():
-            where = f"{path}: field 'counts.{key}'"
-            counts[_demand(key, where, capacity) - 1] = _int_field(val, where, "count")
-        return n, capacity, tuple(counts), None
-    raw = data["placement"]
-    if not isinstance(raw, list):
-        raise InputError(f"{path}: field 'placement': must be a list of nodes (lists of demands)")
-    nodes: list[tuple[Instance, ...]] = []
-    for i, node in enumerate(raw):
-        where = f"{path}: field 'placement[{i}]'"
-        if not isinstance(node, list):
-            raise InputError(f"{where}: must be a list of demands")
-        for j, g in enumerate(node):
-            at = f"{path}: field 'placement[{i}][{j}]'"
-            if isinstance(g, bool) or not isinstance(g, int):
-                raise InputError(f"{at}: demand {g!r} is not an integer")
-            _demand(g, at, capacity)
-        if sum(node) > capacity:
-            raise InputError(f"{where}: node uses {sum(node)} GPUs > capacity {capacity}")
-        # each instance is its own job: only demands matter for Φπ and Φ★
-        nodes.append(tuple(Instance(job=len(nodes) * 1000 + j, g=g) for j, g in enumerate(node)))
-    p = Placement(capacity, tuple(nodes))
-    if "nodes" in data:
-        n = _int_field(data["nodes"], f"{path}: field 'nodes'", "node count")
-        if n != len(nodes):
-            raise InputError(f"{path}: field 'nodes': {n} but 'placement' lists {len(nodes)} nodes")
-    if not nodes:
-        raise InputError(f"{path}: field 'placement': lists no node")
-    return len(nodes), capacity, p.counts(), p
+        raise UsageError(f"--capacity: {capacity} must be >= 1")
+    if args.nodes < 0:
+        raise UsageError(f"--nodes: {args.nodes} must be a non-negative integer")
+    return Snapshot.of_counts(args.nodes, parse_counts_arg(args.counts, capacity), capacity, "--counts")
 
 
-Method = Callable[[tuple[int, ...], int, int], Certificate]
+PhiCert = Certificate[int, PackingWitness]
+Method = Callable[[tuple[int, ...], int | None, int], PhiCert]  # (counts, N or no limit, G)
 
 
 def methods(solver: str, time_limit: float) -> tuple[Method, Method]:
@@ -181,7 +112,7 @@ def methods(solver: str, time_limit: float) -> tuple[Method, Method]:
     return partial(phi, time_limit=time_limit), partial(mn, time_limit=time_limit)
 
 
-def certificate_json(c: Certificate) -> dict[str, Any]:
+def certificate_json(c: PhiCert) -> dict[str, Any]:
     return {
         "status": c.status, "objective": c.objective, "bound": c.bound,
         "witness": [{"pattern": list(p), "count": m} for p, m in c.witness],
@@ -189,19 +120,19 @@ def certificate_json(c: Certificate) -> dict[str, Any]:
     }
 
 
-def _cert_line(c: Certificate) -> str:
+def _cert_line(c: PhiCert) -> str:
     return f"[{c.status}, {c.solver} {c.solver_version}, {c.wall_time:.3f} s]"
 
 
-def render_text(r: dict[str, Any], phi: Certificate, mn: Certificate) -> str:
+def render_text(r: dict[str, Any], phi: PhiCert, mn: PhiCert) -> str:
     counts = " ".join(f"n{g}={n}" for g, n in r["counts"].items()) or "(none)"
     out = [f"instances: {counts}  (T = {r['total_gpus']} GPUs), N = {r['nodes']} nodes, G = {r['capacity']}"]
     if r["wcc"] is not None:
         out.append(f"WCC (n1 >= n3 + 3n5 + 2n6 + n7): {'holds' if r['wcc'] else 'fails'}")
     if phi.status == "infeasible":
         out.append(f"Φ★: infeasible — the instances do not fit in {r['nodes']} nodes {_cert_line(phi)}")
-    elif phi.status == "unknown":
-        out.append(f"Φ★: unknown — solver limit hit (incumbent {phi.objective}, bound {phi.bound}) {_cert_line(phi)}")
+    elif not phi.is_optimal:
+        out.append(f"Φ★: not proven — solver limit hit (incumbent {phi.objective}, bound {phi.bound}) {_cert_line(phi)}")
     else:
         out.append(f"Φ★ = {phi.objective}   F★ = {r['f_star']:.6f}   {_cert_line(phi)}")
     mn_val = mn.objective if mn.status == "optimal" else mn.status
@@ -219,11 +150,13 @@ def render_text(r: dict[str, Any], phi: Certificate, mn: Certificate) -> str:
     return "\n".join(out)
 
 
-def run(n: int, capacity: int, counts: tuple[int, ...], placement: Placement | None,
-        solver: str, time_limit: float) -> tuple[dict[str, Any], Certificate, Certificate]:
+def solve(snap: Snapshot, solver: str, time_limit: float) -> tuple[dict[str, Any], PhiCert, PhiCert]:
+    """The report (the ``--json`` object) and the Φ★ and min-nodes certificates of ``snap``."""
+    n, capacity, counts = snap.n_nodes, snap.capacity, snap.counts
     if solver == "brute" and sum(counts) > BRUTE_MAX_INSTANCES:
-        raise InputError(f"--solver brute: {sum(counts)} instances > {BRUTE_MAX_INSTANCES}; use cpsat or milp")
+        raise UsageError(f"--solver brute: {sum(counts)} instances > {BRUTE_MAX_INSTANCES}; use cpsat or milp")
     phi_m, mn_m = methods(solver, time_limit)
+    placement: Placement | None = snap.placement()[0] if snap.has_placement else None
     sif_report = None
     if placement is None:
         phi = phi_m(counts, n, capacity)
@@ -231,7 +164,9 @@ def run(n: int, capacity: int, counts: tuple[int, ...], placement: Placement | N
         try:
             sif_report = sif(placement, method=phi_m)
             phi = sif_report.certificate
-        except PhiStarUnknown as e:
+        except Unproven as e:  # a limit was hit: report the certificate, exit 3
+            if e.certificate is None:
+                raise
             phi = e.certificate
     mn = mn_m(counts, None, capacity)  # the bin-packing number, also when N is too small
     value = phi.objective if phi.status == "optimal" else None
@@ -254,37 +189,31 @@ def run(n: int, capacity: int, counts: tuple[int, ...], placement: Placement | N
     return report, phi, mn
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = _Parser(prog="sifopt", description="Exact Φ★ / F★ / SIF of a GPU-cluster snapshot (COMPASS-ABS §3.2).")
+def build_parser() -> CliParser:
+    ap = make_parser(PROG, "Exact Φ★ / F★ / SIF of a GPU-cluster snapshot (COMPASS-ABS §3.2).")
     ap.add_argument("snapshot", nargs="?", help="snapshot JSON file (see docs/sifopt.md)")
     ap.add_argument("--nodes", type=int, help="cluster size N (with --counts)")
     ap.add_argument("--counts", help="instance counts by demand, e.g. 1=6,2=1,4=2")
     ap.add_argument("--capacity", type=int, default=None, help="GPUs per node (default 8)")
     ap.add_argument("--solver", choices=("auto", "cpsat", "milp", "brute"), default="auto")
-    ap.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT, help="seconds per solve")
+    ap.add_argument("--time-limit", type=positive(float), default=DEFAULT_TIME_LIMIT, help="seconds per solve")
     ap.add_argument("--json", action="store_true", help="machine-readable output")
-    try:
-        args = ap.parse_args(argv)
-        if args.time_limit <= 0:
-            raise InputError(f"--time-limit: {args.time_limit} must be > 0")
-        if args.snapshot is not None:
-            if args.counts is not None or args.nodes is not None or args.capacity is not None:
-                raise InputError(f"{args.snapshot}: give either a snapshot file or --nodes/--counts/--capacity, not both")
-            n, capacity, counts, placement = load_snapshot(args.snapshot)
-        else:
-            if args.counts is None or args.nodes is None:
-                raise InputError("usage: give SNAPSHOT.json, or both --nodes N and --counts g=n,...")
-            capacity = 8 if args.capacity is None else args.capacity
-            if capacity < 1:
-                raise InputError(f"--capacity: {capacity} must be >= 1")
-            if args.nodes < 0:
-                raise InputError(f"--nodes: {args.nodes} must be a non-negative integer")
-            n, counts, placement = args.nodes, parse_counts_arg(args.counts, capacity), None
-        report, phi, mn = run(n, capacity, counts, placement, args.solver, args.time_limit)
-    except InputError as e:
-        print(f"sifopt: error: {e}", file=sys.stderr)
-        return EXIT_USAGE
+    return ap
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    args = build_parser().parse_args(argv)
+    report, phi, mn = solve(read_input(args), args.solver, args.time_limit)
     print(json.dumps(report, indent=2, ensure_ascii=False) if args.json else render_text(report, phi, mn))
-    if "unknown" in (phi.status, mn.status):
-        return EXIT_UNKNOWN
-    return EXIT_INFEASIBLE if phi.status == "infeasible" else EXIT_OK
+    if not (phi.is_proven and mn.is_proven):
+        return EXIT_INCONCLUSIVE
+    return EXIT_VIOLATED if phi.status is Status.INFEASIBLE else EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Console entry point ``sifopt``."""
+    return run(PROG, lambda: _main(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -36,32 +36,27 @@ import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Iterable, Iterator, Sequence, TextIO
 
-from heuristics.gpu.policy import make_policy, policy_names
+from heuristics.gpu.cluster import G_DEFAULT
 from heuristics.gpu.queueing import DISCIPLINES
+from heuristics.gpu.registry import make_policy, policy_names
 from heuristics.gpu.sim_metrics import RunMetrics, compute_metrics
-from heuristics.gpu.simulator import CHARGING, SERIES_COLUMNS, SimConfig, SimResult, simulate
+from heuristics.gpu.simulator import CHARGING, SERIES_COLUMNS, SimConfig, SimResult, simulate, validate_jobs
 from heuristics.gpu.sizing import cluster_size, day_window, window
-from heuristics.gpu.trace import Trace, TraceError
+from heuristics.gpu.trace import Trace
 from heuristics.gpu.trace_gen import load_builtin
 from heuristics.gpu.trace_loaders import FORMATS, load_trace
+from proofs_check.cli.common import EXIT_OK, EXIT_VIOLATED, UsageError, make_parser, run, usage_on
+from proofs_check.core.engine import Engine
 
-EXIT_OK, EXIT_INCOMPLETE, EXIT_USAGE = 0, 1, 2
+PROG = "simulate"
+EXIT_INCOMPLETE = EXIT_VIOLATED  # 1: some run did not complete
 JOB_COLUMNS = ("id", "g", "w", "submit", "duration", "start", "end", "queueing", "jct",
                "migrations", "migration_events", "migration_delay")
 TABLE = (("scheduler", "{:<16}"), ("eta", "{:>5}"), ("c", "{:>5}"), ("day", "{:>4}"), ("N", "{:>5}"),
          ("status", "{:<9}"), ("AFR", "{:>8}"), ("AJCT", "{:>10}"), ("AGU", "{:>7}"),
          ("migr/job", "{:>8}"), ("fragblk", "{:>8}"), ("rho", "{:>6}"))
-
-
-class InputError(Exception):
-    """Bad usage or input; the message is the one line printed."""
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, exit 2, instead of usage + message
-        raise InputError(f"usage: {message}")
 
 
 @dataclass(frozen=True)
@@ -92,9 +87,9 @@ def _floats(text: str, what: str) -> list[float]:
     try:
         out = [float(x) for x in text.split(",") if x.strip()]
     except ValueError:
-        raise InputError(f"{what}: {text!r} is not a comma-separated list of numbers") from None
+        raise UsageError(f"{what}: {text!r} is not a comma-separated list of numbers") from None
     if not out:
-        raise InputError(f"{what}: empty list")
+        raise UsageError(f"{what}: empty list")
     return out
 
 
@@ -105,9 +100,9 @@ def _days(text: str) -> list[int]:
         try:
             a, b = int(lo), int(hi or lo)
         except ValueError:
-            raise InputError(f"--day: {part!r} is not a day number or range D1-D2") from None
+            raise UsageError(f"--day: {part!r} is not a day number or range D1-D2") from None
         if a < 0 or b < a:
-            raise InputError(f"--day: bad range {part!r}")
+            raise UsageError(f"--day: bad range {part!r}")
         out.extend(range(a, b + 1))
     return out
 
@@ -121,16 +116,19 @@ def _value(text: str) -> object:
     return text
 
 
-def parse_policy_opts(items: Sequence[str], known: Sequence[str]) -> dict[str, tuple[tuple[str, object], ...]]:
+PolicyOpts = dict[str, tuple[tuple[str, object], ...]]  # scheduler -> its (key, value) options
+
+
+def parse_policy_opts(items: Sequence[str], known: Sequence[str]) -> PolicyOpts:
     """``SCHED:KEY=VALUE`` items -> scheduler -> sorted (key, value) pairs (ints/floats parsed)."""
     opts: dict[str, dict[str, object]] = {}
     for item in items:
         sched, _, kv = item.partition(":")
         key, eq, val = kv.partition("=")
         if not (sched and key and eq):
-            raise InputError(f"--policy-opt: {item!r} is not SCHED:KEY=VALUE")
+            raise UsageError(f"--policy-opt: {item!r} is not SCHED:KEY=VALUE")
         if sched not in known:
-            raise InputError(f"--policy-opt: unknown scheduler {sched!r}")
+            raise UsageError(f"--policy-opt: unknown scheduler {sched!r}")
         opts.setdefault(sched, {})[key] = _value(val)
     return {s: tuple(sorted(kv.items())) for s, kv in opts.items()}
 
@@ -138,13 +136,13 @@ def parse_policy_opts(items: Sequence[str], known: Sequence[str]) -> dict[str, t
 def build_error(name: str, n_nodes: int, opts: tuple[tuple[str, object], ...]) -> str | None:
     """Why ``name`` cannot be built on ``n_nodes`` nodes with ``opts`` (None when it can)."""
     try:
-        make_policy(name, n_nodes, **dict(opts))
+        make_policy(name, n_nodes, G_DEFAULT, **dict(opts))
     except (TypeError, ValueError) as e:
         return str(e)
     return None
 
 
-def default_schedulers(policy_opts: dict) -> tuple[list[str], list[tuple[str, str]]]:
+def default_schedulers(policy_opts: PolicyOpts) -> tuple[list[str], list[tuple[str, str]]]:
     """Every registered scheduler that builds with the options given; the others with the reason."""
     names, skipped = [], []
     for name in policy_names():
@@ -157,7 +155,7 @@ def default_schedulers(policy_opts: dict) -> tuple[list[str], list[tuple[str, st
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    p = _Parser(prog="simulate", description=__doc__.split("\n")[0])
+    p = make_parser(PROG, __doc__.split("\n")[0] if __doc__ else None)
     p.add_argument("trace", nargs="?", help="trace file (default: the built-in generated trace)")
     p.add_argument("--format", default="simple", help=f"trace format: {', '.join(FORMATS)}")
     p.add_argument("--schedulers", default=None, help="comma-separated policy names (default: all)")
@@ -180,11 +178,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--plot", action="store_true", help="draw PNGs into OUT/plots (needs --out)")
     a = p.parse_args(argv)
     if a.format not in FORMATS:
-        raise InputError(f"--format: unknown format {a.format!r} (known: {', '.join(FORMATS)})")
+        raise UsageError(f"--format: unknown format {a.format!r} (known: {', '.join(FORMATS)})")
     if a.charging not in CHARGING:
-        raise InputError(f"--charging: unknown {a.charging!r} (known: {', '.join(CHARGING)})")
+        raise UsageError(f"--charging: unknown {a.charging!r} (known: {', '.join(CHARGING)})")
     if a.queue not in DISCIPLINES:
-        raise InputError(f"--queue: unknown {a.queue!r} (known: {', '.join(DISCIPLINES)})")
+        raise UsageError(f"--queue: unknown {a.queue!r} (known: {', '.join(DISCIPLINES)})")
     known = policy_names()
     a.policy_opts = parse_policy_opts(a.policy_opt, known)
     a.skipped = []
@@ -194,30 +192,30 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         a.schedulers = [s for s in a.schedulers.split(",") if s]
         for s in a.schedulers:
             if s not in known:
-                raise InputError(f"--schedulers: unknown scheduler {s!r} (known: {', '.join(known)})")
+                raise UsageError(f"--schedulers: unknown scheduler {s!r} (known: {', '.join(known)})")
     a.eta = _floats(a.eta, "--eta")
     if any(not 0 < e <= 1 for e in a.eta):
-        raise InputError(f"--eta: every η must be in (0, 1], got {a.eta}")
+        raise UsageError(f"--eta: every η must be in (0, 1], got {a.eta}")
     a.migration_cost = _floats(a.migration_cost, "--migration-cost")
     if any(c < 0 or not math.isfinite(c) for c in a.migration_cost):
-        raise InputError("--migration-cost: costs must be finite and >= 0")
+        raise UsageError("--migration-cost: costs must be finite and >= 0")
     a.day = None if a.day is None else _days(a.day)
     if a.window is not None:
         t0, sep, t1 = a.window.partition(":")
         try:
             a.window = (float(t0), float(t1))
         except ValueError:
-            raise InputError(f"--window: {a.window!r} is not T0:T1 in seconds") from None
+            raise UsageError(f"--window: {a.window!r} is not T0:T1 in seconds") from None
         if not sep or a.window[1] <= a.window[0]:
-            raise InputError(f"--window: {a.window!r} is not a non-empty T0:T1")
+            raise UsageError(f"--window: {a.window!r} is not a non-empty T0:T1")
     if a.day is not None and a.window is not None:
-        raise InputError("--day and --window are exclusive")
+        raise UsageError("--day and --window are exclusive")
     if a.nodes is not None and a.nodes < 1:
-        raise InputError("--nodes must be >= 1")
+        raise UsageError("--nodes must be >= 1")
     if a.workers < 1:
-        raise InputError("--workers must be >= 1")
+        raise UsageError("--workers must be >= 1")
     if a.plot and a.out is None:
-        raise InputError("--plot needs --out")
+        raise UsageError("--plot needs --out")
     return a
 
 
@@ -225,20 +223,21 @@ def load(a: argparse.Namespace) -> Trace:
     if a.trace is None:
         return load_builtin()
     if not Path(a.trace).is_file():
-        raise InputError(f"{a.trace}: no such file")
+        raise UsageError(f"{a.trace}: no such file")
     return load_trace(a.trace, a.format)
 
 
 def windows(trace: Trace, a: argparse.Namespace) -> list[tuple[int | None, Trace]]:
     if a.window is not None:
-        return [(None, window(trace, *a.window))]
+        with usage_on(ValueError, prefix="--window"):  # an empty window
+            return [(None, window(trace, *a.window))]
     if a.day is None:
         return [(None, trace)]
     out = []
     for d in a.day:
         w = day_window(trace, d)
         if not w.jobs:
-            raise InputError(f"--day: day {d} has no jobs in {trace.name}")
+            raise UsageError(f"--day: day {d} has no jobs in {trace.name}")
         out.append((d, w))
     return out
 
@@ -249,10 +248,12 @@ def plan(trace: Trace, a: argparse.Namespace) -> list[tuple[RunSpec, Trace]]:
     for day, w in windows(trace, a):
         for eta in a.eta:
             n = a.nodes if a.nodes is not None else cluster_size(w, eta)
+            with usage_on(ValueError):  # a job this cluster cannot host (only with --nodes)
+                validate_jobs(w.jobs, n, G_DEFAULT)
             for s in a.schedulers:
                 why = build_error(s, n, a.policy_opts.get(s, ()))
                 if why is not None:
-                    raise InputError(f"scheduler {s} on N={n} nodes: {why}")
+                    raise UsageError(f"scheduler {s} on N={n} nodes: {why}")
             for cost in a.migration_cost:
                 for s in a.schedulers:
                     cfg = SimConfig(s, n, queue=a.queue, charging=a.charging, migration_cost=cost,
@@ -267,7 +268,9 @@ def run_one(spec: RunSpec, trace: Trace) -> RunOutcome:
     return RunOutcome(spec, compute_metrics(res), res, time.perf_counter() - t0)
 
 
-def execute(runs: list[tuple[RunSpec, Trace]], workers: int, engine=None) -> Iterator[RunOutcome]:
+def execute(runs: list[tuple[RunSpec, Trace]], workers: int, engine: Engine | None = None) -> Iterator[RunOutcome]:
+    """Every run's outcome: on the engine's Dask cluster, here, or in ``workers`` processes
+    (then in completion order)."""
     if engine is not None and engine.backend == "dask":
         yield from engine.starmap(run_one, runs)
         return
@@ -284,7 +287,7 @@ def execute(runs: list[tuple[RunSpec, Trace]], workers: int, engine=None) -> Ite
 class Progress:
     """A one-line progress bar with ETA on stderr."""
 
-    def __init__(self, total: int, stream=None) -> None:
+    def __init__(self, total: int, stream: TextIO | None = None) -> None:
         self.total, self.done, self.t0 = total, 0, time.perf_counter()
         self.stream = sys.stderr if stream is None else stream  # per call: sys.stderr may be replaced
 
@@ -299,6 +302,12 @@ class Progress:
             self.stream.write("\n")
         self.stream.flush()
 
+    def close(self) -> None:
+        """End an unfinished bar's line (a run failed), so what follows starts a line of its own."""
+        if 0 < self.done < self.total:
+            self.stream.write("\n")
+            self.stream.flush()
+
 
 def _fmt(x: float, spec: str) -> str:
     return "nan" if isinstance(x, float) and math.isnan(x) else spec.format(x)
@@ -312,7 +321,7 @@ def table_row(o: RunOutcome) -> tuple[str, ...]:
             _fmt(m.frag_blocking_share, "{:.3f}"), _fmt(m.wcc_coverage, "{:.3f}"))
 
 
-def print_table(outcomes: list[RunOutcome], out=None) -> None:
+def print_table(outcomes: list[RunOutcome], out: TextIO | None = None) -> None:
     out = sys.stdout if out is None else out  # looked up per call: sys.stdout may be replaced
     out.write(" ".join(f.format(h) for h, f in TABLE) + "\n")
     for o in outcomes:
@@ -333,7 +342,7 @@ def summary_row(o: RunOutcome) -> dict[str, object]:
             **o.metrics.as_row()}
 
 
-def _write_csv(path: Path, header: Sequence[str], rows) -> None:
+def _write_csv(path: Path, header: Sequence[str], rows: Iterable[Sequence[object]]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="") as f:
         w = csv.writer(f)
@@ -357,32 +366,29 @@ def write_outputs(out: Path, trace: Trace, outcomes: list[RunOutcome]) -> None:
                    ((*row, row[1] - row[-1], row[3] / (n * cap)) for row in s.rows()))
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    try:
-        a = parse_args(argv)
-        trace = load(a)
-        runs = plan(trace, a)
-    except (InputError, TraceError, ValueError) as e:
-        print(f"simulate: error: {e}", file=sys.stderr)
-        return EXIT_USAGE
-    for name, why in a.skipped:
-        print(f"simulate: note: {name} skipped ({why}); name it with its options to run it",
-              file=sys.stderr)
-    print(trace.report.summary())
+def run_all(runs: list[tuple[RunSpec, Trace]], a: argparse.Namespace) -> list[RunOutcome]:
+    """Every run, with a progress bar on stderr; outcomes in the sweep's order."""
     progress = Progress(len(runs))
     outcomes: list[RunOutcome] = []
-    from proofs_check.core.engine import Engine, EngineError
-
     try:
         with Engine(a.backend, a.workers, a.address) as engine:
             for o in execute(runs, a.workers, engine):
                 outcomes.append(o)
                 progress.step(o.spec.run_id)
-    except (ValueError, EngineError) as e:  # a job the cluster cannot host (only with --nodes); no engine
-        print(f"\nsimulate: error: {e}", file=sys.stderr)
-        return EXIT_USAGE
+    finally:
+        progress.close()
     order = {spec.run_id: i for i, (spec, _) in enumerate(runs)}
-    outcomes.sort(key=lambda o: order[o.spec.run_id])
+    return sorted(outcomes, key=lambda o: order[o.spec.run_id])
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    a = parse_args(argv)
+    trace = load(a)
+    runs = plan(trace, a)
+    for name, why in a.skipped:
+        print(f"{PROG}: note: {name} skipped ({why}); name it with its options to run it", file=sys.stderr)
+    print(trace.report.summary())
+    outcomes = run_all(runs, a)
     print_table(outcomes)
     if a.out is not None:
         out = Path(a.out)
@@ -394,6 +400,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             for p in plot_folder(out):
                 print(f"plot: {p}")
     return EXIT_OK if all(o.result.status == "complete" for o in outcomes) else EXIT_INCOMPLETE
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Console entry point ``simulate``."""
+    return run(PROG, lambda: _main(argv))
 
 
 if __name__ == "__main__":

@@ -21,28 +21,16 @@ from typing import Any, Callable, Sequence
 from heuristics.gpu.compass import VARIANTS
 from proofs_check import catalogue
 from proofs_check.catalogue import DOCS, THEOREMS, VARIANT_CLAIMS, RunOptions
-from proofs_check.cli.common import UsageError, make_parser, run, usage_on
+from proofs_check.cli.common import UsageError, make_parser, positive, run, usage_on
 from proofs_check.core.engine import Engine
 from proofs_check.core.report import catalogue_text, results_text, summary_text, to_json, to_junit
 from proofs_check.core.search import stderr_progress
-from proofs_check.core.trace import TraceError, load_records
+from proofs_check.core.trace import load_records
 from proofs_check.core.verdict import ClaimResult, exit_code
 from proofs_check.gpu import hier_claims
 from proofs_check.gpu.flat_claims import Bounds, bounds_text
 
 DEFAULTS = Bounds()
-
-
-def _positive(kind: Callable[[str], Any]) -> Callable[[str], Any]:
-    def parse(s: str) -> Any:
-        try:
-            v = kind(s)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{s!r} is not a {kind.__name__}") from None
-        if v <= 0:
-            raise argparse.ArgumentTypeError(f"{s!r} must be > 0")
-        return v
-    return parse
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -60,31 +48,31 @@ def build_parser() -> argparse.ArgumentParser:
     sel.add_argument("--replay", metavar="FILE", help="re-run the traces saved by --json and re-check them")
     sel.add_argument("--audit", metavar="LOG", help="check a JSON-lines placement log (docs/verify.md)")
     b = p.add_argument_group("bounds (printed in every report)")
-    b.add_argument("--max-nodes", type=_positive(int), default=DEFAULTS.max_nodes, help="largest N (default %(default)s)")
-    b.add_argument("--min-nodes", type=_positive(int), default=DEFAULTS.min_nodes, help="smallest N (default %(default)s)")
-    b.add_argument("--depth", type=_positive(int), default=None, help=f"events per trace (default {DEFAULTS.depth}; thm2: {hier_claims.HierBounds.depth})")
-    b.add_argument("--max-jobs", type=_positive(int), default=None,
+    b.add_argument("--max-nodes", type=positive(int), default=DEFAULTS.max_nodes, help="largest N (default %(default)s)")
+    b.add_argument("--min-nodes", type=positive(int), default=DEFAULTS.min_nodes, help="smallest N (default %(default)s)")
+    b.add_argument("--depth", type=positive(int), default=None, help=f"events per trace (default {DEFAULTS.depth}; thm2: {hier_claims.HierBounds.depth})")
+    b.add_argument("--max-jobs", type=positive(int), default=None,
                    help=f"concurrent jobs (default {DEFAULTS.max_jobs}; thm2: {hier_claims.HierBounds.max_jobs})")
-    b.add_argument("--max-w", type=_positive(int), default=None, help=f"instances per job (default {DEFAULTS.max_w}; thm2: {hier_claims.HierBounds.max_w})")
-    b.add_argument("--max-states", type=_positive(int), default=None,
+    b.add_argument("--max-w", type=positive(int), default=None, help=f"instances per job (default {DEFAULTS.max_w}; thm2: {hier_claims.HierBounds.max_w})")
+    b.add_argument("--max-states", type=positive(int), default=None,
                    help=f"distinct states per N of each exploration before giving up as inconclusive "
                         f"(default {DEFAULTS.max_states:,}; thm2: {hier_claims.HierBounds.max_states:,})")
-    b.add_argument("--time-limit", type=_positive(float), default=None, metavar="SECONDS",
+    b.add_argument("--time-limit", type=positive(float), default=None, metavar="SECONDS",
                    help="wall-clock budget of the whole run; unfinished checks are inconclusive")
     hier_claims.add_arguments(b)
     o = p.add_argument_group("scheduler, sampling, output")
     o.add_argument("--variant", help="COMPASS variant for every state claim (default: each claim's own)")
-    o.add_argument("--workers", type=_positive(int), default=None, metavar="K",
+    o.add_argument("--workers", type=positive(int), default=None, metavar="K",
                    help="partition the search over K processes by state owner (same results; default 1, "
                         "with --backend dask one per cluster worker)")
     o.add_argument("--backend", choices=("local", "dask"), default="local",
                    help="where the K processes run: forked here (default) or on a Dask cluster")
     o.add_argument("--address", metavar="HOST:PORT",
                    help="--backend dask: the running Dask scheduler (default: start a local cluster of K workers)")
-    o.add_argument("--random", type=_positive(int), default=0, metavar="K",
+    o.add_argument("--random", type=positive(int), default=0, metavar="K",
                    help="also run K Hypothesis-generated event sequences per state claim on larger clusters")
     o.add_argument("--seed", type=int, default=0, help="seed of --random and delegated claims (default 0)")
-    o.add_argument("--random-nodes", type=_positive(int), default=64, metavar="N",
+    o.add_argument("--random-nodes", type=positive(int), default=64, metavar="N",
                    help="largest cluster size --random draws (default %(default)s)")
     o.add_argument("--bound", type=str, default="2", metavar="B",
                    help="--audit: SIF bound; 'K' means K/N (default 2, i.e. 2/N), 'x.y' or 'p/q' an absolute fraction")
@@ -96,7 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
-    return run("verify", lambda: _main(args_list), usage_errors=(TraceError,))
+    return run("verify", lambda: _main(args_list))
 
 
 def _main(argv: list[str]) -> int:

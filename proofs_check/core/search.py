@@ -159,8 +159,9 @@ class Tally:
     def upto(self, limit: Rank) -> "Tally":
         """Only what transitions from parents ranked ≤ ``limit`` produced (a budget cut)."""
         out = Tally()
-        out.finding, out.premise, out.undecided = ({c: v for c, v in table.items() if v[0][:-1] <= limit}
-                                                   for table in (self.finding, self.premise, self.undecided))
+        out.finding = {c: v for c, v in self.finding.items() if v[0][:-1] <= limit}
+        out.premise = {c: v for c, v in self.premise.items() if v[0][:-1] <= limit}
+        out.undecided = {c: v for c, v in self.undecided.items() if v[0][:-1] <= limit}
         return out
 
 

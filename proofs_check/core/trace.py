@@ -23,7 +23,7 @@ SCHEMA_PATH = Path(__file__).with_name("trace.schema.json")
 Record = dict[str, Any]
 
 
-class TraceError(ValueError):
+class RecordError(ValueError):
     """The file or record is not what ``verify --json`` writes (one-line message, exit 2)."""
 
 
@@ -48,25 +48,25 @@ def _validator() -> Any:
 
 
 def validate(record: Record, where: str = "record") -> None:
-    """Raise TraceError naming the first schema violation of ``record``."""
+    """Raise RecordError naming the first schema violation of ``record``."""
     errors = sorted(_validator().iter_errors(record), key=lambda e: list(e.absolute_path))
     if errors:
         e = errors[0]
         field = "/".join(map(str, e.absolute_path)) or "(top level)"
-        raise TraceError(f"{where}: field {field}: {e.message}")
+        raise RecordError(f"{where}: field {field}: {e.message}")
 
 
 def load_records(path: str, claim_known: Callable[[str], bool]) -> list[Record]:
     """The counterexample / witness records of a ``verify --json`` report, each validated."""
     p = Path(path)
     if not p.is_file():
-        raise TraceError(f"{path}: no such file")
+        raise RecordError(f"{path}: no such file")
     try:
         doc = json.loads(p.read_text())
     except json.JSONDecodeError as e:
-        raise TraceError(f"{path}: not JSON (line {e.lineno}: {e.msg})") from None
+        raise RecordError(f"{path}: not JSON (line {e.lineno}: {e.msg})") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
-        raise TraceError(f"{path}: not a verify --json report (no 'results' list)")
+        raise RecordError(f"{path}: not a verify --json report (no 'results' list)")
     out = []
     for i, r in enumerate(doc["results"]):
         rec = r.get("counterexample") or (r.get("stats") or {}).get("witness")
@@ -75,8 +75,8 @@ def load_records(path: str, claim_known: Callable[[str], bool]) -> list[Record]:
         where = f"{path}: results[{i}] ({r.get('claim_id')})"
         validate(rec, where)
         if not claim_known(rec["claim"]):
-            raise TraceError(f"{where}: field claim: unknown claim {rec['claim']!r}")
+            raise RecordError(f"{where}: field claim: unknown claim {rec['claim']!r}")
         out.append(rec)
     if not out:
-        raise TraceError(f"{path}: no counterexample or witness to replay")
+        raise RecordError(f"{path}: no counterexample or witness to replay")
     return out

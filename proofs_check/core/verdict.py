@@ -22,8 +22,8 @@ class Verdict(str, Enum):
     INCONCLUSIVE = "inconclusive"  # a budget or solver limit was hit before the bounds were covered
 
 
-# Exit codes of `verify` (SPEC): 0 holds, 1 violated, 2 bad usage/input, 3 inconclusive.
-EXIT_HOLDS, EXIT_VIOLATED, EXIT_USAGE, EXIT_INCONCLUSIVE = 0, 1, 2, 3
+# Exit codes of every command (SPEC): 0 ok / holds, 1 violated, 2 bad usage/input, 3 inconclusive.
+EXIT_OK, EXIT_VIOLATED, EXIT_USAGE, EXIT_INCONCLUSIVE = 0, 1, 2, 3
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ def exit_code(results: list[ClaimResult]) -> int:
         return EXIT_VIOLATED
     if verdicts & {Verdict.INCONCLUSIVE, Verdict.VACUOUS}:
         return EXIT_INCONCLUSIVE
-    return EXIT_HOLDS
+    return EXIT_OK
 
 
 def size_row(s: "SizeStats") -> dict[str, Any]:

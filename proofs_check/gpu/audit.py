@@ -1,15 +1,18 @@
 """`verify --audit LOG`: check a recorded placement log of any scheduler (the CI guard).
 
 Log format (JSON lines, one object per line; blank lines and lines starting with '#' are skipped;
-full description in docs/verify.md)::
+a file holding one JSON object, even spread over several lines, is a one-line log; full
+description in docs/verify.md)::
 
     {"event": "arrive", "job": "a", "g": 2, "w": 3, "nodes": 4, "placement": [[{"job": "a", "g": 2}], ...]}
     {"event": "depart", "job": "a", "nodes": 4, "placement": [...]}
     {"event": "snapshot", "nodes": 4, "placement": [...]}
 
-* ``nodes`` (int ≥ 1) is the cluster size N; ``placement`` lists exactly N nodes, each a list of
-  instances ``{"job": id, "g": demand}`` (id: string or integer; g in 1..capacity); optional
-  ``capacity`` (default 8) and ``t`` (a timestamp, only echoed).
+* A line is a snapshot (``heuristics.gpu.snapshot``, the format ``sifopt`` and ``admit`` read:
+  ``capacity``, ``nodes``, ``placement``; a counts-only snapshot cannot be audited) plus the
+  event fields ``event``, ``job``, ``g``, ``w`` and ``t`` (a timestamp, only echoed). Instances
+  are ``{"job": id, "g": demand}`` (id: string or integer; g in 1..capacity); an instance
+  without ``job`` (or a bare demand) is a one-instance job of its own, new at every line.
 * ``event`` is optional (default "snapshot"). An ``arrive`` line names the job and its shape
   (g, w) and shows the placement after the job was admitted; ``depart`` names the job that left.
 
@@ -34,16 +37,19 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from fractions import Fraction
-from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
-from heuristics.gpu.cluster import Instance, Job, Placement, placement_violations
+from heuristics.gpu.cluster import Job, Placement, placement_violations
 from heuristics.gpu.sif import sif
-from oracle.gpu.phi_star import PhiStarUnknown
-from proofs_check.verdict import ClaimResult, Verdict
+from heuristics.gpu.snapshot import SnapshotError, decode, parse_snapshot, read_text, require_int, require_job_id
+from oracle.result import Unproven
+from proofs_check.core.verdict import ClaimResult, Verdict
+
+EVENTS = ("arrive", "depart", "snapshot")
+EVENT_FIELDS = ("event", "job", "g", "w", "t")  # a line's fields that are not the snapshot's
 
 
-class AuditError(ValueError):
+class AuditError(SnapshotError):
     """Malformed log (one line naming file, line and field): exit 2."""
 
 
@@ -68,112 +74,99 @@ def parse_bound(text: str) -> SifBound:
             return SifBound(Fraction(int(t)), True)
         v = Fraction(t)
     except (ValueError, ZeroDivisionError):
-        raise AuditError(f"--bound {text!r}: expected an integer K (K/N), a decimal or a fraction p/q") from None
+        raise AuditError("--bound", None,
+                         f"{text!r}: expected an integer K (K/N), a decimal or a fraction p/q") from None
     if v < 0:
-        raise AuditError(f"--bound {text!r}: must be ≥ 0")
+        raise AuditError("--bound", None, f"{text!r}: must be ≥ 0")
     return SifBound(v, False)
 
 
 @dataclass(frozen=True)
 class LogLine:
+    """One line of the log: its event, the job it names (as text) and the placement after it."""
+
     lineno: int
     event: str
-    job: str | None
-    g: int | None
-    w: int | None
+    job: str | None  # the arriving / departing job; None on a snapshot line
+    shape: tuple[int, int] | None  # (g, w) of an arriving job
     placement: Placement
-    job_names: dict[int, str]  # internal integer id -> the log's job id
+    job_names: tuple[str, ...]  # internal integer id -> the job's name in the log
 
 
-def parse_line(path: str, lineno: int, text: str) -> LogLine:
-    where = f"{path}:{lineno}"
-    try:
-        d = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise AuditError(f"{where}: not JSON ({e.msg} at column {e.colno})") from None
+def parse_record(d: Any, where: str, lineno: int) -> LogLine:
+    """One decoded line; ``where`` (file:line) names it in errors."""
     if not isinstance(d, dict):
-        raise AuditError(f"{where}: a line must be a JSON object")
+        raise AuditError(where, None, "a line must be a JSON object")
     event = d.get("event", "snapshot")
-    if event not in ("arrive", "depart", "snapshot"):
-        raise AuditError(f"{where}: field 'event' must be arrive, depart or snapshot, got {event!r}")
-    cap = _int(d, "capacity", where, default=8, low=1)
-    n = _int(d, "nodes", where, low=1)
-    pl = d.get("placement")
-    if not isinstance(pl, list) or len(pl) != n:
-        raise AuditError(f"{where}: field 'placement' must be a list of {n} nodes (field 'nodes')")
-    ids: dict[str, int] = {}
-    nodes = []
-    for k, node in enumerate(pl):
-        if not isinstance(node, list):
-            raise AuditError(f"{where}: placement[{k}] must be a list of instances")
-        insts = []
-        for m, inst in enumerate(node):
-            if not isinstance(inst, dict) or "job" not in inst:
-                raise AuditError(f"{where}: placement[{k}][{m}] must be an object with 'job' and 'g'")
-            g = _int(inst, "g", f"{where}: placement[{k}][{m}]", low=1, high=cap)
-            insts.append(Instance(ids.setdefault(_job_id(inst["job"], where), len(ids)), g))
-        nodes.append(tuple(insts))
-    job = g = w = None
-    if event != "snapshot":
-        if "job" not in d:
-            raise AuditError(f"{where}: an '{event}' line needs field 'job'")
-        job = _job_id(d["job"], where)
+    if event not in EVENTS:
+        raise AuditError(where, "event", f"must be {', '.join(EVENTS)}, got {event!r}")
+    snap = parse_snapshot({k: v for k, v in d.items() if k not in EVENT_FIELDS}, where, strict=False)
+    placement, labels = snap.placement("an audit line needs the placement (Φπ)")
+    # An instance without a job id is a job of its own, named so it cannot meet another line's.
+    names = tuple(f"<no id: line {lineno} #{i}>" if j is None else str(j) for i, j in enumerate(labels))
+    needed = {"arrive": ("job", "g", "w"), "depart": ("job",), "snapshot": ()}[event]
+    for key in needed:
+        if key not in d:
+            raise AuditError(where, key, f"missing (an '{event}' line gives {', '.join(needed)})")
+    job = None if event == "snapshot" else str(require_job_id(d["job"], where, "job"))
+    shape = None
     if event == "arrive":
-        g = _int(d, "g", where, low=1, high=cap)
-        w = _int(d, "w", where, low=1)
-    return LogLine(lineno, event, job, g, w, Placement(cap, tuple(nodes)), {v: k for k, v in ids.items()})
+        shape = (require_int(d["g"], where, "g", 1, snap.capacity), require_int(d["w"], where, "w", 1))
+    return LogLine(lineno, event, job, shape, placement, names)
 
 
-def _job_id(v: Any, where: str) -> str:
-    if isinstance(v, bool) or not isinstance(v, (str, int)):
-        raise AuditError(f"{where}: field 'job' must be a string or an integer, got {v!r}")
-    return str(v)
+def _records(path: str, text: str) -> Iterator[tuple[int, str, Any]]:
+    """(line number, where, decoded object) of every line that is not blank or a comment. A file
+    whose first line is not JSON on its own is one JSON document (a snapshot written with
+    indentation, by any command): one record, errors located by the decoder's line."""
+    lines = [(n, line) for n, line in enumerate(text.splitlines(), start=1)
+             if line.strip() and not line.lstrip().startswith("#")]
+    if lines and lines[0][0] == 1 and not _is_json(lines[0][1]):
+        yield 1, path, decode(text, path)
+        return
+    for lineno, line in lines:
+        yield lineno, f"{path}:{lineno}", decode(line, path, lineno)
 
 
-def _int(d: dict, key: str, where: str, default: int | None = None, low: int | None = None,
-         high: int | None = None) -> int:
-    if key not in d:
-        if default is not None:
-            return default
-        raise AuditError(f"{where}: missing field '{key}'")
-    v = d[key]
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise AuditError(f"{where}: field '{key}' must be an integer, got {v!r}")
-    if (low is not None and v < low) or (high is not None and v > high):
-        raise AuditError(f"{where}: field '{key}'={v} outside {low}..{high if high is not None else '∞'}")
-    return v
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except json.JSONDecodeError:
+        return False
+    return True
 
 
 def read_log(path: str) -> list[LogLine]:
-    p = Path(path)
-    if not p.is_file():
-        raise AuditError(f"{path}: no such file")
-    out = []
-    for lineno, text in enumerate(p.read_text().splitlines(), start=1):
-        if text.strip() and not text.lstrip().startswith("#"):
-            out.append(parse_line(path, lineno, text))
-    if not out:
-        raise AuditError(f"{path}: no placement lines")
-    return out
+    """Every line of the log; AuditError (file, line, field) on malformed input."""
+    try:
+        lines = [parse_record(d, where, lineno) for lineno, where, d in _records(path, read_text(path))]
+    except AuditError:
+        raise
+    except SnapshotError as e:  # one error type for `verify --audit`, which catches AuditError
+        raise AuditError(e.source, e.field, e.problem) from None
+    if not lines:
+        raise AuditError(path, None, "no placement lines")
+    return lines
 
 
 def validity_problems(line: LogLine, running: dict[str, tuple[int, int]]) -> list[str]:
     """Everything wrong with one line, given the jobs running before it; updates ``running``."""
     out: list[str] = []
     names = line.job_names
-    if line.event == "arrive":
+    if line.job is not None and line.shape is not None:  # an arrival
         if line.job in running:
             out.append(f"job {line.job} arrives but is already running")
-        running[line.job] = (line.g, line.w)
-    elif line.event == "depart":
+        running[line.job] = line.shape
+    elif line.job is not None:  # a departure
         if line.job not in running:
             out.append(f"job {line.job} departs but is not running")
         running.pop(line.job, None)
     present: dict[str, int] = {}
+    g_of: dict[str, int] = {}
     for node in line.placement.nodes:
         for i in node:
             present[names[i.job]] = present.get(names[i.job], 0) + 1
-    g_of = {names[i.job]: i.g for node in line.placement.nodes for i in node}
+            g_of[names[i.job]] = i.g
     for j in list(running):
         if j not in present:  # a job gone from the placement has finished (snapshot logs)
             if line.event == "arrive" and j == line.job:
@@ -182,7 +175,7 @@ def validity_problems(line: LogLine, running: dict[str, tuple[int, int]]) -> lis
     for j, cnt in present.items():
         if j not in running:  # first seen in a snapshot: its shape is what we see now
             running[j] = (g_of[j], cnt)
-    ids = {v: k for k, v in names.items()}
+    ids = {name: k for k, name in enumerate(names)}
     jobs = [Job(ids[j], g, w) for j, (g, w) in running.items() if j in ids]
     out += [_rename(msg, names) for msg in placement_violations(line.placement, jobs)]
     if line.event == "depart" and line.job in present:
@@ -190,9 +183,11 @@ def validity_problems(line: LogLine, running: dict[str, tuple[int, int]]) -> lis
     return out
 
 
-def _rename(msg: str, names: dict[int, str]) -> str:
-    for k, v in sorted(names.items(), key=lambda kv: -kv[0]):
-        msg = msg.replace(f"job {k}:", f"job {v}:").replace(f"job {k} ", f"job {v} ")
+def _rename(msg: str, names: tuple[str, ...]) -> str:
+    """A message about internal job ids, with the log's job names (largest id first, so that
+    job 1 does not rewrite job 12)."""
+    for k in sorted(range(len(names)), reverse=True):
+        msg = msg.replace(f"job {k}:", f"job {names[k]}:").replace(f"job {k} ", f"job {names[k]} ")
     return msg
 
 
@@ -212,7 +207,7 @@ def audit_file(path: str, bound: SifBound) -> tuple[list[ClaimResult], str]:
             continue  # SIF of an invalid placement is undefined
         try:
             rep = sif(ln.placement)
-        except PhiStarUnknown as e:
+        except Unproven as e:
             unknown = unknown or f"line {ln.lineno}: {e}"
             continue
         value = Fraction(rep.phi_pi - rep.phi_star, rep.n_nodes)

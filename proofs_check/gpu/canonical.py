@@ -32,7 +32,7 @@ policy it checks breaks the paper's "pick any" ties by the representative's node
 from __future__ import annotations
 
 from itertools import permutations, product
-from typing import Hashable, Iterable, NamedTuple
+from typing import Any, Iterable, NamedTuple
 
 from heuristics.gpu.abs_space import AbsView, NodeView, SlotView
 from heuristics.gpu.cluster import Instance, Placement
@@ -54,12 +54,15 @@ class _Node(NamedTuple):
     containers: tuple[_Container, ...]
 
 
-def canonical(state: Hashable) -> Hashable:
+FlatState = AbsView | Placement
+
+
+def canonical(state: FlatState) -> FlatState:
     """The canonical representative of ``state`` (an ``AbsView`` or a ``Placement``)."""
     return canonical_map(state)[0]
 
 
-def canonical_map(state: Hashable) -> tuple[Hashable, list[int], dict[int, int]]:
+def canonical_map(state: FlatState) -> tuple[FlatState, list[int], dict[int, int]]:
     """(representative, node_order, labels): node i of the representative is node
     ``node_order[i]`` of ``state``, and job id j of ``state`` is job ``labels[j]`` in it."""
     if isinstance(state, AbsView):
@@ -73,7 +76,7 @@ def canonical_map(state: Hashable) -> tuple[Hashable, list[int], dict[int, int]]
     raise TypeError(f"no canonical form for {type(state).__name__}; expected AbsView or Placement")
 
 
-def is_canonical(state: Hashable) -> bool:
+def is_canonical(state: FlatState) -> bool:
     return canonical(state) == state
 
 
@@ -98,6 +101,7 @@ def _abs_node(node: _Node, labels: dict[int, int]) -> NodeView:
         if c.desc[0] == "P":
             pool = members
         else:
+            assert c.anchor is not None  # every slot container has its anchor
             slots.append(SlotView(c.desc[1], labels[c.anchor], c.desc[2], members))
     return NodeView(node.kind, pool, tuple(slots))
 
@@ -208,7 +212,7 @@ def _canonical_component(nodes: list[_Node]) -> tuple[tuple, list[int], dict[int
             for j in c.members:
                 places.setdefault(j, []).append((bases[n], c.desc, "m"))
                 g_of[j] = c.desc[1] if c.desc[0] == "I" else 1
-    colour = {j: (g_of[j], len(pl), tuple(sorted(pl))) for j, pl in places.items()}
+    colour: dict[int, tuple[Any, ...]] = {j: (g_of[j], len(pl), tuple(sorted(pl))) for j, pl in places.items()}
     node_keys = [_refined_key(nd, b, colour) for nd, b in zip(nodes, bases)]
     # second round: a job's colour also sees the refined keys of the nodes hosting it
     hosts: dict[int, list[tuple]] = {j: [] for j in places}
@@ -231,7 +235,7 @@ def _canonical_component(nodes: list[_Node]) -> tuple[tuple, list[int], dict[int
         unit_key = {u: (colour[u[0]], first[u[0]]) for u in job_units}
         job_groups = _tie_groups(sorted(job_units, key=unit_key.__getitem__), unit_key)
         for unit_order in _orders(job_groups):
-            labels = {}
+            labels: dict[int, int] = {}
             for unit in unit_order:
                 for j in unit:
                     labels[j] = len(labels)

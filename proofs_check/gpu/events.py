@@ -6,12 +6,11 @@ jobs 0..k-1, so an arriving job gets label k (``proofs_check.gpu.canonical``).
 """
 from __future__ import annotations
 
-from typing import Any, Iterator, NamedTuple, Union
+from typing import Any, Iterator, NamedTuple
 
 from heuristics.gpu.abs_space import AbsView, NodeView, SlotView
 from heuristics.gpu.cluster import Instance, Job, Placement
-
-FlatState = Union[AbsView, Placement]
+from proofs_check.gpu.canonical import FlatState
 
 
 class Event(NamedTuple):

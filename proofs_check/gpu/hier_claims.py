@@ -41,7 +41,7 @@ from heuristics.gpu.hier_abs import HierView, hier_abs_violations
 from heuristics.gpu.hier_cluster import partial_panels
 from proofs_check.core.claim import ClaimDoc, matches
 from proofs_check.core.engine import SERIAL, Engine
-from proofs_check.core.model import Expect, Numbers, Property, Step
+from proofs_check.core.model import Expect, Numbers, Property, StateModel, Step
 from proofs_check.core.replay import first_firing, replay_steps, replay_verdict
 from proofs_check.core.sampler import sample
 from proofs_check.core.search import Exploration, Finding, Limits, Progress, explore
@@ -172,14 +172,14 @@ class HierClaim:
     id: str
     ref: str
     premise: str
-    property: str
+    statement: str
     prop: Property[Any, Event]
     wcc: bool = True
 
     @property
     def doc(self) -> ClaimDoc:
         checked = "hierarchical COMPASS (--variant, default literal), one result per K of --panels"
-        return ClaimDoc(self.id, self.ref, self.premise, self.property,
+        return ClaimDoc(self.id, self.ref, self.premise, self.statement,
                         checked + (" (K = 1 only)" if self.id == "k1-reduces" else ""))
 
 
@@ -368,20 +368,20 @@ def replay_record(record: Record) -> tuple[ClaimResult, list[str]]:
     c = HIER_CLAIMS[record["claim"]]
     n, variant = int(record["n_nodes"]), record.get("variant", "literal")
     b = HierBounds(variant=variant)
-    model: HierModel | K1Model
+    model: StateModel[Any, Event]
     if c.id == "k1-reduces":
         model, label = _k1_model(b, 0, 0)(n), c.id
     else:
         k = int(record["K"])
         model, label = _hier_model(b, k, c.wcc, 0, 0)(n), f"{c.id}[K={k}]"
     events = [Event.from_json(d) for d in record["events"]]
-    steps = replay_steps(model, events)  # type: ignore[arg-type]
+    steps: list[Step[Any, Event]] = replay_steps(model, events)
     lines = []
     for i, st in enumerate(steps, 1):
         state = st.state
         tail = f"  ({len(st.detail)} migrations)" if st.applied and st.detail else ""
         lines.append(f"{i}. {st.action}" + (f": not applied ({st.reason})" if not st.applied else tail))
-        lines.extend(render(state).splitlines() if isinstance(model, HierModel) else [])
+        lines.extend(render(state).splitlines() if isinstance(state, HierView) else [])
     hit = first_firing(c.prop, steps)
     verdict, msg = replay_verdict(c.prop, hit)
     bounds = {"replayed": f"{len(events)} recorded events"}

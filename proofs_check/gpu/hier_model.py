@@ -129,7 +129,8 @@ class HierFacts:
 
     def panel_items(self) -> tuple[int, dict[int, int]]:
         """(1-panel units, {panel demand p ≥ 2: count}) at the panel level."""
-        units, multi = 0, {}
+        units = 0
+        multi: dict[int, int] = {}
         for nd in self.view.panel.nodes:
             units += len(nd.pool)
             for s in nd.slots:

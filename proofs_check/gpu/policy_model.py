@@ -18,9 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from heuristics.gpu.cluster import Job
+from heuristics.gpu.abs_space import AbsView
+from heuristics.gpu.cluster import Job, Placement
 from heuristics.gpu.policy import Outcome as PolicyOutcome
-from heuristics.gpu.policy import Policy
+from heuristics.gpu.policy import Policy, StateKey
 from oracle.gpu.paper_phi import wcc_holds
 from proofs_check.core.model import Outcome, Step
 from proofs_check.gpu.canonical import canonical
@@ -42,6 +43,13 @@ class EventBounds:
     max_w: int
 
 
+def flat_key(key: StateKey) -> FlatState:
+    """A flat policy's state key (a hierarchical scheduler has its own model, HierModel)."""
+    if isinstance(key, (AbsView, Placement)):
+        return key
+    raise TypeError(f"PolicyModel needs a flat policy; its state key is a {type(key).__name__}")
+
+
 class PolicyModel:
     """StateModel[FlatState, Event] of the scheduler ``factory(n)`` on ``n`` nodes."""
 
@@ -60,7 +68,7 @@ class PolicyModel:
         self.proto = self.factory(self.size)
 
     def init_states(self) -> Sequence[FlatState]:
-        return [self.proto.state_key()]
+        return [flat_key(self.proto.state_key())]
 
     def actions(self, s: FlatState) -> Sequence[Event]:
         free = self.size * self.capacity - sum(used_per_node(s))
@@ -71,7 +79,7 @@ class PolicyModel:
         pol = self.proto.with_state(s)
         res = pol.arrive(Job(a.job, a.g, a.w)) if a.arrive else pol.depart(a.job)
         outcome = OUTCOMES[res.outcome]
-        return Step(s, a, outcome, pol.state_key() if res.ok else s, res.migrations, res.reason)
+        return Step(s, a, outcome, flat_key(pol.state_key()) if res.ok else s, res.migrations, res.reason)
 
     def representative(self, s: FlatState) -> FlatState:
         return self.canon(s)

@@ -18,7 +18,7 @@ from heuristics.gpu.policy import Migration
 from proofs_check.gpu.canonical import canonical, canonical_map
 from proofs_check.gpu.events import Event, FlatState, used_per_node
 from proofs_check.gpu.facts import Facts, sif_numbers
-from proofs_check.gpu.policy_model import PolicyFactory
+from proofs_check.gpu.policy_model import PolicyFactory, flat_key
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ class ShownStep:
 def walk(factory: PolicyFactory, n_nodes: int, events: list[Event]) -> list[ShownStep]:
     """Re-run ``events`` from the empty cluster of ``n_nodes`` nodes; stops after a failed event."""
     proto = factory(n_nodes)
-    cur = canonical(proto.state_key())
+    cur = canonical(flat_key(proto.state_key()))
     names: dict[int, int] = {}  # canonical label -> stable job name
     node_names = list(range(n_nodes))  # canonical node index -> stable node number
     next_name = 0
@@ -57,7 +57,7 @@ def walk(factory: PolicyFactory, n_nodes: int, events: list[Event]) -> list[Show
         if not res.ok:
             steps.append(ShownStep(ev, shown, cur, render(cur, node_names, names), res.reason or "refused"))
             break
-        cur, order, labels = canonical_map(pol.state_key())
+        cur, order, labels = canonical_map(flat_key(pol.state_key()))
         names = {labels[j]: pending[j] for j in labels}
         node_names = [node_names[i] for i in order]
         steps.append(ShownStep(ev, shown, cur, render(cur, node_names, names), migrations=res.migrations))

@@ -1,0 +1,110 @@
+"""What every command-line program shares: exit codes, usage errors, the parser, the error wrapper.
+
+Exit codes (SPEC, the same for every command): 0 ok / holds, 1 violated (or impossible,
+incomplete), 2 bad usage or input, 3 inconclusive (a budget or solver limit was hit).
+
+Bad usage or input is always one line on stderr, ``PROG: error: <file>:<line>: field 'F':
+<problem>`` (file, line and field where they apply), and exit 2 — never a traceback. A program
+raises :class:`UsageError` (or lets a loader's error through) and wraps its body in :func:`run`::
+
+    def main(argv: Sequence[str] | None = None) -> int:
+        return run("admit", lambda: _main(argv))
+
+Parsers come from :func:`make_parser`, which refuses abbreviated options (``--dept`` for
+``--depth`` is an error, not a silent match) and turns argparse's own errors into UsageError.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, NoReturn, TypeVar
+
+from heuristics.gpu.snapshot import SnapshotError
+from heuristics.gpu.trace import TraceError
+from proofs_check.core.engine import EngineError
+from proofs_check.core.trace import RecordError
+from proofs_check.core.verdict import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_USAGE, EXIT_VIOLATED
+
+T = TypeVar("T", int, float)
+
+__all__ = ["EXIT_INCONCLUSIVE", "EXIT_OK", "EXIT_USAGE", "EXIT_VIOLATED", "UsageError", "make_parser", "positive",
+           "run", "usage_on"]
+
+# Errors that mean "bad usage or input" in every program: exit 2, one line.
+INPUT_ERRORS: tuple[type[Exception], ...] = (SnapshotError, TraceError, RecordError, EngineError)
+# Path problems (a missing trace, an output folder that is a file): named by the path.
+PATH_ERRORS: tuple[type[OSError], ...] = (FileNotFoundError, IsADirectoryError, NotADirectoryError,
+                                          PermissionError)
+
+
+class UsageError(Exception):
+    """Bad usage or input. The message is one line; ``file``, ``line`` and ``field`` (each where
+    it applies) are put in front: ``file:line: field 'F': message``."""
+
+    def __init__(self, message: str, *, file: str | None = None, line: int | None = None,
+                 field: str | None = None) -> None:
+        self.file, self.line, self.field = file, line, field
+        where = [] if file is None else [file if line is None else f"{file}:{line}"]
+        if field is not None:
+            where.append(f"field '{field}'")
+        super().__init__(": ".join([*where, message]))
+
+
+class CliParser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors raise UsageError (one line, exit 2 through :func:`run`)
+    instead of printing the usage block and exiting."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+def make_parser(prog: str, description: str | None = None, **kwargs: Any) -> CliParser:
+    """A parser for ``prog``; abbreviations of long options are always refused
+    (``allow_abbrev=False``; passing ``allow_abbrev`` is a TypeError)."""
+    return CliParser(prog=prog, description=description, allow_abbrev=False, **kwargs)
+
+
+def positive(kind: Callable[[str], T]) -> Callable[[str], T]:
+    """An argparse ``type`` for a number > 0 (``type=positive(float)``): anything else is a usage
+    error naming the option."""
+    def parse(text: str) -> T:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"{text!r} must be > 0")
+        return value
+    return parse
+
+
+@contextmanager
+def usage_on(*kinds: type[Exception], prefix: str | None = None) -> Iterator[None]:
+    """Inside the block, turn ``kinds`` (e.g. a library's ValueError on bad input) into
+    UsageError with the same message, after ``prefix`` (an option name) when given."""
+    try:
+        yield
+    except kinds as e:
+        raise UsageError(str(e) if prefix is None else f"{prefix}: {e}") from None
+
+
+def one_line(error: BaseException) -> str:
+    """The error's message on one line (a path error named by its path)."""
+    if isinstance(error, OSError) and error.filename is not None:
+        text = f"{error.filename}: {error.strerror or error}"
+    else:
+        text = str(error)
+    return " ".join(part.strip() for part in text.splitlines() if part.strip())
+
+
+def run(prog: str, body: Callable[[], int], usage_errors: tuple[type[Exception], ...] = ()) -> int:
+    """``body()``'s exit code; on bad usage or input (UsageError, a path error, a snapshot or
+    trace loader's error, EngineError, or one of ``usage_errors``) print ``PROG: error: ...``
+    as one line on stderr and return 2."""
+    caught: tuple[type[Exception], ...] = (UsageError, *PATH_ERRORS, *INPUT_ERRORS, *usage_errors)
+    try:
+        return body()
+    except caught as e:
+        print(f"{prog}: error: {one_line(e)}", file=sys.stderr)
+        return EXIT_USAGE

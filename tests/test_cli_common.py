@@ -1,0 +1,111 @@
+"""proofs_check.cli.common: one error / exit-code helper for every command-line program.
+
+Every parser refuses abbreviated options (a prefix of a real flag is a usage error, exit 2), and
+bad usage or input is one line ``PROG: error: ...`` on stderr, never a traceback.
+"""
+from __future__ import annotations
+
+import pytest
+
+from heuristics.gpu.snapshot import SnapshotError
+from heuristics.gpu.trace import TraceError
+from proofs_check.cli import admit, plots, ringsim, sifopt, simulate
+from proofs_check.cli.common import (
+    EXIT_INCONCLUSIVE,
+    EXIT_OK,
+    EXIT_USAGE,
+    EXIT_VIOLATED,
+    UsageError,
+    make_parser,
+    positive,
+    run,
+    usage_on,
+)
+from proofs_check.core.engine import EngineError
+
+
+def test_exit_codes_are_the_specs():
+    assert (EXIT_OK, EXIT_VIOLATED, EXIT_USAGE, EXIT_INCONCLUSIVE) == (0, 1, 2, 3)
+
+
+def test_usage_error_names_file_line_and_field():
+    assert str(UsageError("9 outside 1..8", file="t.csv", line=3, field="g")) == "t.csv:3: field 'g': 9 outside 1..8"
+    assert str(UsageError("must be > 0", field="nodes")) == "field 'nodes': must be > 0"
+    assert str(UsageError("--eta: bad")) == "--eta: bad"
+
+
+@pytest.mark.parametrize("error, text", [
+    (UsageError("--x: bad"), "--x: bad"),
+    (FileNotFoundError(2, "No such file or directory", "/no/trace.csv"), "/no/trace.csv: No such file or directory"),
+    (TraceError("t.csv", 4, "g", "not a number"), "t.csv:4: field 'g': not a number"),
+    (SnapshotError("s.json", "nodes", "missing"), "s.json: field 'nodes': missing"),
+    (EngineError("cannot reach tcp://h:8786\nsecond line"), "cannot reach tcp://h:8786 second line"),
+])
+def test_run_turns_input_errors_into_one_line_and_exit_2(capsys, error, text):
+    def body() -> int:
+        raise error
+
+    assert run("prog", body) == EXIT_USAGE
+    assert capsys.readouterr().err == f"prog: error: {text}\n"
+
+
+def test_run_passes_exit_codes_and_lets_bugs_through(capsys):
+    assert run("prog", lambda: 3) == 3
+
+    def bug() -> int:
+        raise ZeroDivisionError("a bug is a traceback, not a usage error")
+
+    with pytest.raises(ZeroDivisionError):
+        run("prog", bug)
+    assert run("prog", bug, usage_errors=(ZeroDivisionError,)) == EXIT_USAGE
+
+
+def test_usage_on_converts_only_the_named_errors():
+    with pytest.raises(UsageError, match="^--window: empty window$"):
+        with usage_on(ValueError, prefix="--window"):
+            raise ValueError("empty window")
+    with pytest.raises(KeyError):
+        with usage_on(ValueError):
+            raise KeyError("x")
+
+
+def test_make_parser_refuses_abbreviations_and_errors_raise():
+    p = make_parser("prog", "a test")
+    p.add_argument("--depth", type=int)
+    assert p.parse_args(["--depth", "3"]).depth == 3
+    with pytest.raises(UsageError, match="unrecognized arguments: --dept"):
+        p.parse_args(["--dept", "3"])
+    with pytest.raises(TypeError):
+        make_parser("prog", allow_abbrev=True)
+
+
+def test_positive_type_names_the_option():
+    p = make_parser("prog")
+    p.add_argument("--time-limit", type=positive(float))
+    assert p.parse_args(["--time-limit", "0.5"]).time_limit == 0.5
+    for bad in ("0", "-1", "x"):
+        with pytest.raises(UsageError, match="argument --time-limit: "):
+            p.parse_args(["--time-limit", bad])
+
+
+# A prefix of a real option of each program (argparse would otherwise accept it silently), and a
+# mistyped one.
+ABBREVIATED = [
+    (sifopt.main, ["--nodes", "2", "--counts", "1=1", "--time", "5"], "--time"),  # --time-limit
+    (sifopt.main, ["--nodes", "2", "--count", "1=1"], "--count"),  # --counts
+    (admit.main, ["snap.json", "--repack", "--targ", "1"], "--targ"),  # --target
+    (simulate.main, ["--sched", "best-fit"], "--sched"),  # --schedulers
+    (simulate.main, ["--eta-x", "0.9"], "--eta-x"),
+    (simulate.main, ["--migration", "1"], "--migration"),  # --migration-cost
+    (ringsim.main, ["--work", "B"], "--work"),  # --workloads
+    (ringsim.main, ["--no-plot"], "--no-plot"),  # --no-plots
+    (plots.main, ["runs", "--t", "5"], "--t"),  # --t0 / --t1
+]
+
+
+@pytest.mark.parametrize("main, argv, flag", ABBREVIATED)
+def test_abbreviated_or_mistyped_option_is_exit_2(capsys, tmp_path, main, argv, flag):
+    assert main(argv) == EXIT_USAGE
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.strip().splitlines()) == 1
+    assert "error: unrecognized arguments" in err and flag in err
