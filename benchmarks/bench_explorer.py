@@ -17,20 +17,35 @@ import time
 
 from heuristics.gpu.compass import Compass
 from heuristics.gpu.cluster import Job
+from proofs_check.core.model import Expect, Property
+from proofs_check.core.search import Limits, explore
 from proofs_check.gpu import canonical as canon_mod
-from proofs_check.gpu.claims import exact_phi_star
-from proofs_check.explorer import Bounds, Probe, explore, running_jobs
+from proofs_check.gpu.events import running_jobs
+from proofs_check.gpu.flat_claims import ALL_G, Bounds
+from proofs_check.gpu.policy_model import EventBounds, PolicyModel
 
 
-def never(_facts):
+def never(_step):
     return None
+
+
+def compass(k: int) -> Compass:
+    return Compass(k)
+
+
+def _explore(bounds: Bounds, prop: Property, reduce: bool = True):
+    """Theorem 1's exploration (literal COMPASS, WCC trajectories, g ∈ 1..8) on the core's search;
+    without reduction every state is its own representative."""
+    events = EventBounds(ALL_G, bounds.max_jobs, bounds.max_w)
+    canon = canon_mod.canonical if reduce else (lambda s: s)
+    models = (PolicyModel(compass, n, events, True, canon) for n in range(bounds.min_nodes, bounds.max_nodes + 1))
+    return explore(models, [prop], Limits(bounds.depth, bounds.max_states))
 
 
 def run(n: int, bounds: Bounds, reduce: bool):
     canon_mod._memo.clear()
     t0 = time.process_time()
-    exp = explore(lambda k: Compass(k), tuple(range(1, 9)), bounds, [Probe("none", "invariant", never)],
-                  exact_phi_star, wcc_trajectory=True, canon=canon_mod.canonical if reduce else (lambda s: s))
+    exp = _explore(bounds, Property("none", Expect.ALWAYS, never), reduce)
     cpu = time.process_time() - t0
     s = exp.sizes[-1]
     return s, cpu
@@ -40,13 +55,12 @@ def cost_split(n: int, bounds: Bounds, sample: int = 400) -> dict[str, float]:
     """Mean microseconds per successor for each step, over the first ``sample`` states reached."""
     states: list = []
 
-    def keep(f):
+    def keep(st):
         if len(states) < sample:
-            states.append(f.key)
+            states.append(st.state)
         return None
 
-    explore(lambda k: Compass(k), tuple(range(1, 9)), bounds, [Probe("keep", "invariant", keep)],
-            exact_phi_star, wcc_trajectory=True)
+    _explore(bounds, Property("keep", Expect.ALWAYS, keep))
     proto = Compass(n)
     events = []
     for st in states:

@@ -6,9 +6,10 @@ shards, locally (forked processes) and on a Dask LocalCluster, and the wall time
                                         [--verify-limit 1200] [--no-verify]
 
 Each exploration is Theorem 1's (literal COMPASS, WCC trajectories, arrivals g ∈ 1..8, the three
-thm1 probes) at exactly one N (``min_nodes = max_nodes = N``). Printed per N and engine: distinct
-states, wall seconds, distinct/s and the wall speed-up of 2 shards over 1 shard of the same engine
-(one local worker *is* the serial explorer) and over the serial explorer, measured in the same run.
+thm1 properties) on the core's search (``proofs_check.core.search.explore``) at exactly one N.
+Printed per N and engine: distinct states, wall seconds, distinct/s and the wall speed-up of 2
+shards over 1 shard of the same engine (one local worker *is* the serial search: one shard in this
+process) and over the serial search, measured in the same run.
 Every partitioned run is checked to report the serial figures (distinct, generated, findings).
 
 The machine is shared, so wall times mix in other people's load. The CPU columns do not: "cpu" is
@@ -25,13 +26,16 @@ import subprocess
 import sys
 import time
 
-from proofs_check.gpu.claims import CLAIMS, THEOREMS, compass_factory, exact_phi_star
-from proofs_check.explorer import Bounds, explore
-from proofs_check import parallel
-from proofs_check.core.engine import Engine
+from proofs_check.catalogue import THEOREMS
+from proofs_check.core import engine as engine_mod
+from proofs_check.core import search
+from proofs_check.core.engine import SERIAL, Engine
+from proofs_check.core.search import Limits, explore
+from proofs_check.gpu.flat_claims import FLAT, Bounds, compass_factory
+from proofs_check.gpu.policy_model import EventBounds, PolicyModel
 
 
-class TimedShard(parallel.Shard):
+class TimedShard(search.Shard):
     """A shard that reports the CPU seconds of each call (pickled by value to Dask workers)."""
 
     def expand(self, *args):
@@ -56,21 +60,25 @@ def _timed(call):
     return wrapper
 
 
-parallel.Shard = TimedShard  # LocalShards (through fork) and DaskShards build shards by this name
-parallel.LocalShards.call = _timed(parallel.LocalShards.call)
-parallel.DaskShards.call = _timed(parallel.DaskShards.call)
+# The search builds its shards by this name (engine.pool(search.Shard, ...): in this process, in
+# forked processes or as Dask actors); the partitioned pools report the CPU of each call.
+search.Shard = TimedShard
+engine_mod.LocalPool.call = _timed(engine_mod.LocalPool.call)
+engine_mod.DaskPool.call = _timed(engine_mod.DaskPool.call)
 
 
 def run(n: int, bounds: Bounds, engine: Engine | None):
-    claims = [CLAIMS[i] for i in THEOREMS[1]]
-    b = Bounds(n, n, bounds.depth, bounds.max_jobs, bounds.max_w, bounds.max_states)
+    claims = [FLAT[i] for i in THEOREMS[1]]
+    c0 = claims[0]
+    events = EventBounds(c0.demands, bounds.max_jobs, bounds.max_w)
+    models = [PolicyModel(compass_factory(c0.variant), n, events, c0.wcc_trajectory)]
     CPU.clear()
-    t0, c0 = time.perf_counter(), time.process_time()
-    exp = explore(compass_factory("literal"), claims[0].demands, b, [c.probe for c in claims], exact_phi_star,
-                  True, engine=engine)
-    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    t0, c0_cpu = time.perf_counter(), time.process_time()
+    exp = explore(models, [c.prop for c in claims], Limits(bounds.depth, bounds.max_states),
+                  engine=engine if engine is not None else SERIAL)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0_cpu
     s = exp.sizes[-1]
-    found = {cid: None if o.finding is None else (o.finding.n_nodes, len(o.finding.events))
+    found = {cid: None if o.finding is None else (o.finding.size, len(o.finding.actions))
              for cid, o in exp.outcomes.items()}
     if engine is not None:
         cpu, path = sum(map(sum, CPU)), sum(map(max, CPU))
@@ -97,7 +105,7 @@ def main() -> None:
         ref, t_serial, cpu_serial, _ = run(n, bounds, None)
         print(f"{n:>2} {'serial':<11} {ref[0]:>9,} {t_serial:>7.1f} {ref[0] / t_serial:>10,.0f} {'':>8} {'':>8} "
               f"{cpu_serial:>6.1f} {cpu_serial:>6.1f} {1:>6.2f}  -", flush=True)
-        one_shard = {"local": t_serial}  # one local worker is the serial explorer
+        one_shard = {"local": t_serial}  # one local worker is the serial search
         for backend, k in (("local", 2), ("dask", 1), ("dask", 2)):
             with Engine(backend, k) as engine:
                 got, wall, cpu, path = run(n, bounds, engine)

@@ -1,7 +1,7 @@
 """The one result vocabulary of every exact oracle (SPEC, "Lessons from the best peers"; issue 12,
 item 4): a certificate, not a bare number.
 
-* :class:`Status` — what a solve proved, in the four words Pyomo's results objects use:
+* :class:`Status` — what a solve proved, in four words (a subset of Pyomo's solution statuses):
   ``optimal`` (the incumbent is proven optimal), ``feasible`` (an incumbent, not proven optimal: a
   limit was hit), ``infeasible`` (proven: no solution), ``unknown`` (a limit was hit before any
   incumbent was found, or the model was rejected).

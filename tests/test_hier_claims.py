@@ -1,7 +1,9 @@
-"""Theorem 2 claims: canonical forms, verdict rules, agreement with the flat explorer at K = 1,
-replay of counterexamples."""
+"""Theorem 2 claims: canonical forms, verdict rules, agreement with the flat claims at K = 1,
+the partitioned search, replay of counterexamples (exhaustive and sampled: both are canonical
+traces of the "hier" model, replayed by the core's one replay)."""
 from __future__ import annotations
 
+import json
 import random
 
 import hypothesis.strategies as st
@@ -11,17 +13,15 @@ from heuristics.gpu.abs_space import AbsView
 from heuristics.gpu.cluster import Job
 from heuristics.gpu.hier_abs import HierView
 from heuristics.gpu.hier_compass import HierCompass
-from proofs_check.gpu.claims import resolve, run_claims
-from proofs_check.explorer import Bounds
-from proofs_check.gpu.hier_claims import (
-    HierBounds,
-    hier_canonical,
-    legal_demands,
-    replay_trace,
-    resolve_hier,
-    run_hier_claims,
-)
+from proofs_check import catalogue
+from proofs_check.core.engine import Engine
+from proofs_check.core.replay import first_firing, replay_steps
+from proofs_check.core.trace import validate
 from proofs_check.core.verdict import Verdict
+from proofs_check.gpu.events import Event
+from proofs_check.gpu.flat_claims import FLAT, Bounds, run_flat
+from proofs_check.gpu.hier_claims import HIER_CLAIMS, HierBounds, replay_record, resolve_hier, run_hier_claims
+from proofs_check.gpu.hier_model import HierModel, hier_canonical, legal_demands
 
 
 def _random_state(k: int, d: int, seed: int) -> HierView:
@@ -69,12 +69,13 @@ def test_canonical_form_is_invariant_and_a_state(k, d, seed):
     assert HierCompass(d, k).with_state(rep).state_key() == rep
 
 
-def test_k1_gpu_parts_agree_with_the_flat_explorer():
+def test_k1_gpu_parts_agree_with_the_flat_claims():
     """At K = 1, eq. (25) is vacuous and the GPU level is the flat scheduler: Theorem 2 part 1 and
     Theorem 1 must get the same verdicts, with counterexamples of the same (shortest) length."""
     hb = HierBounds(max_domains=2, panels=(1,), depth=4, max_jobs=3, max_w=2)
     mine = {r.claim_id: r for r in run_hier_claims(resolve_hier(["thm2.gpu-slotted", "thm2.gpu-pool", "thm2.gpu-sif"]), hb)}
-    flat = {r.claim_id: r for r in run_claims(resolve(["thm1"]), Bounds(max_nodes=2, depth=4, max_jobs=3, max_w=2))}
+    flat = {r.claim_id: r for r in run_flat([FLAT[c] for c in catalogue.resolve(["thm1"])],
+                                            Bounds(max_nodes=2, depth=4, max_jobs=3, max_w=2))}
     for part, theirs in (("gpu-slotted", "thm1.slotted"), ("gpu-pool", "thm1.pool"), ("gpu-sif", "thm1.sif")):
         r, f = mine[f"thm2.{part}[K=1]"], flat[theirs]
         assert r.verdict == f.verdict, (part, r.message, f.message)
@@ -86,8 +87,14 @@ def test_panel_parts_are_vacuous_at_k1_and_k1_reduces_holds():
     hb = HierBounds(max_domains=2, panels=(1,), depth=3)
     res = {r.claim_id: r for r in run_hier_claims(resolve_hier(["thm2.panel-slot", "k1-reduces"]), hb)}
     assert res["thm2.panel-slot[K=1]"].verdict == Verdict.VACUOUS
-    assert res["k1-reduces"].verdict == Verdict.HOLDS
-    assert res["k1-reduces"].stats["compared events"] > 100
+    k1 = res["k1-reduces"]
+    assert k1.verdict == Verdict.HOLDS
+    assert k1.stats["compared events"] > 100
+    # on the core's search: every event is compared; those both schedulers refuse are counted as
+    # refused, and a disagreement would be an operator failure of the pair (none here)
+    sizes = k1.stats["sizes"]
+    assert sum(s["refused"] for s in sizes) > 0 and sum(s["operator failures"] for s in sizes) == 0
+    assert k1.stats["compared events"] == sum(s["generated"] for s in sizes)
 
 
 def test_lifted_slot_bound_fails_for_k3_and_replays():
@@ -96,9 +103,15 @@ def test_lifted_slot_bound_fails_for_k3_and_replays():
     (r,) = run_hier_claims(resolve_hier(["thm2-lifted.slotted"]), HierBounds(max_domains=2, panels=(3,), depth=2))
     assert r.verdict == Verdict.VIOLATED
     ce = r.counterexample
-    assert (ce["n_domains"], len(ce["events"])) == (2, 1)
-    lines, breach = replay_trace(ce)
-    assert breach is not None and breach["non-full panel-slotted domains"] == 2
+    assert (ce["model"], ce["n_nodes"], ce["K"], len(ce["events"])) == ("hier", 2, 3, 1)
+    validate(ce)
+    model = HierModel(ce["n_nodes"], ce["K"], ce["variant"], legal_demands(3), 0, 0, True)
+    steps = replay_steps(model, [Event.from_json(e) for e in ce["events"]])
+    assert [model.state_to_json(st.state) for st in steps] == ce["states"]
+    hit = first_firing(HIER_CLAIMS["thm2-lifted.slotted"].prop, steps)
+    assert hit is not None and hit[1]["non-full panel-slotted domains"] == 2
+    res, lines = replay_record(ce)
+    assert res.verdict == Verdict.VIOLATED and res.claim_id == "thm2-lifted.slotted[K=3]"
     assert "panel-level" in "\n".join(lines)
 
 
@@ -134,10 +147,14 @@ def test_sampled_counterexample_replays():
     hb = HierBounds(max_domains=1, panels=(3,), depth=2, samples=30, sample_domains=4, sample_events=12, seed=1)
     (r,) = run_hier_claims(resolve_hier(["thm2-lifted.slotted"]), hb)
     assert r.verdict == Verdict.VIOLATED and "sampled" in r.message  # D = 1 cannot break it; D ≥ 2 can
-    from proofs_check.gpu.hier_claims import replay_record
-
-    res, lines = replay_record(r.counterexample)
+    ce = r.counterexample
+    # a sampled trace is a canonical trace of the same model as an exhaustive one (no "direct" kind)
+    validate(ce)
+    assert ce["model"] == "hier" and ce["sampled"] and ce["n_nodes"] >= 2
+    assert len(ce["shown"]) == len(ce["events"]) == len(ce["states"])
+    res, lines = replay_record(ce)
     assert res.verdict == Verdict.VIOLATED and res.claim_id == "thm2-lifted.slotted[K=3]"
+    assert catalogue.replay(ce)[0].verdict == Verdict.VIOLATED
 
 
 def test_verify_replay_of_a_hierarchical_trace(tmp_path, capsys):
@@ -148,4 +165,63 @@ def test_verify_replay_of_a_hierarchical_trace(tmp_path, capsys):
                  "--quiet", "--json", str(out)]) == 1
     capsys.readouterr()
     assert main(["--replay", str(out)]) == 1
-    assert "thm2.abs[K=2]: VIOLATED — still breaks on the replayed trace" in capsys.readouterr().out
+    assert "thm2.abs[K=2]: VIOLATED — reproduced after event" in capsys.readouterr().out
+
+
+def _timeless(results):
+    out = []
+    for r in results:
+        stats = {**r.stats, "sizes": [{k: v for k, v in s.items() if k not in ("seconds", "distinct/s")}
+                                      for s in r.stats.get("sizes", [])]}
+        out.append((r.claim_id, r.verdict, r.message, r.bounds, stats, r.counterexample))
+    return out
+
+
+def test_theorem_2_partitioned_equals_serial():
+    """Theorem 2 runs on the core's one search, so --workers K partitions it (it used to run
+    serially whatever K) with the serial results: verdicts, figures, counterexamples."""
+    hb = HierBounds(max_domains=2, panels=(1, 3), depth=3, max_jobs=2, max_w=2)
+    claims = resolve_hier(["thm2", "thm2-lifted.slotted", "k1-reduces"])
+    said: list[str] = []
+    serial = run_hier_claims(claims, hb)
+    two = run_hier_claims(claims, hb, progress=said.append, engine=Engine("local", 2))
+    assert _timeless(two) == _timeless(serial)
+    assert any("(2 local shards)" in m for m in said)
+    verdicts = {r.claim_id: r.verdict for r in serial}
+    assert verdicts["thm2-lifted.slotted[K=3]"] == Verdict.VIOLATED and verdicts["k1-reduces"] == Verdict.HOLDS
+
+
+def test_verify_theorem_2_takes_the_shared_bounds_and_refuses_abbreviations(tmp_path, capsys):
+    from proofs_check.cli.verify import main
+
+    assert main(["--claim", "thm2.gpu-pool", "--dept", "1"]) == 2
+    assert "--dept" in capsys.readouterr().err
+    js = tmp_path / "r.json"
+    main(["--claim", "thm2.gpu-pool", "--max-domains", "1", "--panels", "2", "--depth", "1", "--quiet",
+          "--json", str(js)])
+    capsys.readouterr()
+    (r,) = json.loads(js.read_text())["results"]
+    assert r["bounds"]["depth"] == 1 and r["stats"]["sizes"][0]["depth"] <= 1
+
+
+def test_k1_reduces_is_not_blind():
+    """The differential model reports a pair that decides differently as an operator failure of
+    the pair (Outcome.FAILED), which breaks k1-reduces: a K = 1 scheduler of another variant is
+    caught, with a shortest trace that replays to the same disagreement."""
+    from proofs_check.core.model import Outcome
+    from proofs_check.core.search import Limits, explore
+    from proofs_check.gpu.hier_model import K1Model
+
+    class Mismatched(K1Model):
+        def __init__(self, n, variant, max_jobs, max_w):
+            super().__init__(n, variant, max_jobs, max_w)
+            self.hier = HierCompass(n, 1, "repaired")
+
+    prop = HIER_CLAIMS["k1-reduces"].prop
+    exp = explore([Mismatched(n, "literal", 3, 2) for n in (1, 2)], [prop], Limits(4, 100_000))
+    f = exp.outcomes["k1-reduces"].finding
+    assert f is not None and f.size == 1 and f.failure and exp.sizes[-1].failures > 0
+    steps = replay_steps(Mismatched(1, "literal", 0, 0), f.actions)
+    assert steps[-1].outcome is Outcome.FAILED and first_firing(prop, steps)[0] == len(f.actions) - 1
+    same = explore([K1Model(n, "literal", 3, 2) for n in (1, 2)], [prop], Limits(4, 100_000))
+    assert same.outcomes["k1-reduces"].finding is None and same.complete

@@ -17,9 +17,9 @@ from heuristics.gpu.cluster import Instance, Job, Placement, empty_placement
 from heuristics.gpu.compass import VARIANTS
 from heuristics.gpu.policy import EventResult
 from oracle.gpu.phi_star import phi_star
-from proofs_check.gpu.claims import CLAIMS, run_claims
-from proofs_check.explorer import Bounds
 from proofs_check.core.verdict import Verdict
+from proofs_check.gpu.flat_claims import FLAT as CLAIMS
+from proofs_check.gpu.flat_claims import Bounds, run_flat
 
 L, P = VARIANTS["literal"], VARIANTS["prop3"]
 POOL_ONLY = replace(CLAIMS["thm1.pool"], demands=(1,))
@@ -58,14 +58,14 @@ MUTANTS = [
 @lru_cache(maxsize=None)
 def base_verdict(base_name: str, claim_id: str, bounds: Bounds) -> Verdict:
     claim = SPECIAL.get(claim_id) or CLAIMS[claim_id]
-    return run_claims([claim], bounds, variant=VARIANTS[base_name])[0].verdict
+    return run_flat([claim], bounds, variant=VARIANTS[base_name])[0].verdict
 
 
 @pytest.mark.parametrize("mutant,base,claim,bounds,shows", MUTANTS, ids=[m[0].name for m in MUTANTS])
 def test_mutant_is_caught(mutant, base, claim, bounds, shows):
     key = next((k for k, c in SPECIAL.items() if c is claim), claim.id)
     assert base_verdict(base.name, key, bounds) == Verdict.HOLDS  # the claim is not broken by the base
-    r = run_claims([claim], bounds, variant=mutant)[0]
+    r = run_flat([claim], bounds, variant=mutant)[0]
     assert r.verdict == Verdict.VIOLATED, r.message
     ce = r.counterexample
     assert ce["events"] and len(ce["shown"]) == len(ce["events"])
@@ -132,7 +132,7 @@ class OptimalRepacker:
 
 def test_optimal_repacker_holds_thm1_sif():
     b = Bounds(max_nodes=3, depth=5, max_jobs=3, max_w=2)
-    r = run_claims([CLAIMS["thm1.sif"]], b, factory=lambda n: OptimalRepacker(n))[0]
+    r = run_flat([CLAIMS["thm1.sif"]], b, factory=lambda n: OptimalRepacker(n))[0]
     assert r.verdict == Verdict.HOLDS, r.message
     assert sum(s["distinct"] for s in r.stats["sizes"]) > 50
 
@@ -140,4 +140,4 @@ def test_optimal_repacker_holds_thm1_sif():
 def test_literal_compass_breaks_thm1_sif_at_the_same_bounds():
     """The same check is not blind: the literal COMPASS fails it where the repacker passes."""
     b = Bounds(max_nodes=3, depth=5, max_jobs=3, max_w=2)
-    assert run_claims([CLAIMS["thm1.sif"]], b)[0].verdict == Verdict.VIOLATED
+    assert run_flat([CLAIMS["thm1.sif"]], b)[0].verdict == Verdict.VIOLATED

@@ -1,7 +1,8 @@
 """Scale-out (issue 9): the partitioned BFS and the engine-run sweeps give the serial results.
 
-The local backend (forked shards) is compared with the serial explorer on every probe kind (state,
-arrival/departure, operator failure), with and without a --max-states cut; a real Dask
+The local backend (forked shards, ``Engine("local", K)``) is compared with the serial search
+(``proofs_check.core.search.explore``) on every property kind (state, arrival/departure, operator
+failure), with and without a --max-states cut; a real Dask
 LocalCluster (two worker processes on loopback, started and stopped here) runs an exploration, the
 `verify` command and a `simulate` / `ringsim` sweep, compared with the serial runs.
 """
@@ -16,11 +17,13 @@ from dataclasses import asdict
 
 import pytest
 
-from oracle.result import Unproven
-from proofs_check.gpu.claims import CLAIMS, compass_factory, exact_phi_star
-from proofs_check.explorer import Bounds, explore
 from proofs_check.core.engine import Engine
-from proofs_check.parallel import owner
+from proofs_check.core.model import Expect, Property, Undecided
+from proofs_check.core.search import Limits, explore, owner
+from proofs_check.gpu import facts as facts_module
+from proofs_check.gpu.events import state_to_json
+from proofs_check.gpu.flat_claims import FLAT, Bounds, compass_factory
+from proofs_check.gpu.policy_model import EventBounds, PolicyModel
 
 SMALL = Bounds(max_nodes=3, depth=5, max_jobs=3, max_w=2)
 
@@ -33,17 +36,24 @@ def simulate(args: list[str], block_dask: bool = False) -> subprocess.CompletedP
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120)
 
 
-def _explore(ids, bounds, **kw):
-    claims = [CLAIMS[i] for i in ids]
-    return explore(compass_factory(claims[0].variant), claims[0].demands, bounds, [c.probe for c in claims],
-                   exact_phi_star, claims[0].wcc_trajectory, **kw)
+def _models(claim, bounds):
+    events = EventBounds(claim.demands, bounds.max_jobs, bounds.max_w)
+    return [PolicyModel(compass_factory(claim.variant), n, events, claim.wcc_trajectory)
+            for n in range(bounds.min_nodes, bounds.max_nodes + 1)]
+
+
+def _explore(ids, bounds, workers=1, **kw):
+    """The claims' one exploration (they share variant, event family and premise filter)."""
+    claims = [FLAT[i] for i in ids]
+    kw.setdefault("engine", Engine("local", workers))
+    return explore(_models(claims[0], bounds), [c.prop for c in claims], Limits(bounds.depth, bounds.max_states), **kw)
 
 
 def _figures(exp):
     """Everything an exploration reports except timings."""
     sizes = [{k: v for k, v in asdict(s).items() if k != "seconds"} for s in exp.sizes]
-    outcomes = {cid: (o.premise_met, o.unknown, None if o.finding is None else
-                      (o.finding.n_nodes, o.finding.events, o.finding.states, o.finding.numbers, o.finding.failure))
+    outcomes = {cid: (o.premise_met, o.undecided, None if o.finding is None else
+                      (o.finding.size, o.finding.actions, o.finding.states, o.finding.numbers, o.finding.failure))
                 for cid, o in exp.outcomes.items()}
     return sizes, outcomes
 
@@ -62,21 +72,22 @@ def test_local_partitioned_search_equals_serial(ids, bounds):
     assert not serial.complete or sum(s.distinct for s in serial.sizes) > 100
 
 
-def _phi_star_with_limits(counts, n):
-    """Exact Φ★, except a pretended solver limit on every third total demand (Unproven)."""
-    if sum(g * k for g, k in enumerate(counts, 1)) % 3 == 0:
-        raise Unproven(f"pretended limit at {counts}, N={n}")
-    return exact_phi_star(counts, n)
+def test_solver_limits_and_time_limit_are_reported_as_serial(monkeypatch):
+    """Exact Φ★, except a pretended solver limit (Undecided) on every third total demand; the
+    forked shards inherit the patched Φ★."""
+    exact = facts_module.exact_phi_star
 
+    def phi_star_with_limits(counts, n):
+        if sum(g * k for g, k in enumerate(counts, 1)) % 3 == 0:
+            raise Undecided(f"pretended limit at {counts}, N={n}")
+        return exact(counts, n)
 
-def test_solver_limits_and_time_limit_are_reported_as_serial():
-    c = CLAIMS["thm1.sif"]
-    runs = [explore(compass_factory("literal"), c.demands, SMALL, [c.probe], _phi_star_with_limits, True,
-                    workers=w) for w in (1, 2)]
-    assert runs[0].outcomes[c.id].unknown.startswith("pretended limit")
+    monkeypatch.setattr(facts_module, "exact_phi_star", phi_star_with_limits)
+    runs = [_explore(("thm1.sif",), SMALL, workers=w) for w in (1, 2)]
+    assert runs[0].outcomes["thm1.sif"].undecided.startswith("pretended limit")
     assert _figures(runs[1]) == _figures(runs[0])
-    past = [explore(compass_factory("literal"), c.demands, SMALL, [c.probe], exact_phi_star, True,
-                    deadline=time.perf_counter() - 1, workers=w) for w in (1, 2)]
+    monkeypatch.setattr(facts_module, "exact_phi_star", exact)
+    past = [_explore(("thm1.sif",), SMALL, workers=w, deadline=time.perf_counter() - 1) for w in (1, 2)]
     assert past[0].sizes[-1].stop_reason == "time limit" and _figures(past[1]) == _figures(past[0])
 
 
@@ -92,14 +103,12 @@ def test_ownership_is_the_same_in_every_process_and_spreads_states():
     """Shards on other hosts have other string-hash seeds: ownership must not depend on them."""
     import os
 
-    from proofs_check.explorer import Probe, state_to_json
-
     states = []
-    explore(compass_factory("literal"), CLAIMS["thm1.pool"].demands, SMALL,
-            [Probe("keep", "invariant", lambda f: states.append(f.key))], exact_phi_star, True)
+    explore(_models(FLAT["thm1.pool"], SMALL), [Property("keep", Expect.ALWAYS, lambda st: states.append(st.state))],
+            Limits(SMALL.depth, SMALL.max_states))
     here = [owner(s, 3) for s in states]
-    code = ("import json, sys; from proofs_check.explorer import state_from_json; "
-            "from proofs_check.parallel import owner; "
+    code = ("import json, sys; from proofs_check.gpu.events import state_from_json; "
+            "from proofs_check.core.search import owner; "
             "print(json.dumps([owner(state_from_json(d), 3) for d in json.load(sys.stdin)]))")
     there = subprocess.run([sys.executable, "-c", code], input=json.dumps([state_to_json(s) for s in states]),
                            capture_output=True, text=True, check=True, env={**os.environ, "PYTHONHASHSEED": "12345"})

@@ -3,34 +3,38 @@ from __future__ import annotations
 
 from heuristics.gpu.abs_space import AbsView, NodeView
 from heuristics.gpu.policy import Migration
-from proofs_check.gpu.claims import CLAIMS, VARIANT_CLAIMS, resolve, run_claims
+from proofs_check.catalogue import VARIANT_CLAIMS, resolve
 from proofs_check.cli.verify import main
-from proofs_check.explorer import Bounds, Event, Facts
+from proofs_check.core.model import Outcome, Step
 from proofs_check.core.verdict import Verdict
+from proofs_check.gpu.events import Event
+from proofs_check.gpu.flat_claims import FLAT, Bounds, run_flat
 
 
-def _facts(w: int, moves: int) -> Facts:
+def _step(w: int, moves: int) -> Step:
     view = AbsView(8, (NodeView("empty"),))
     migrations = tuple(Migration(0, 1, 0, 0, "compact-pool") for _ in range(moves))
-    return Facts(view, 1, 8, lambda c, n: 0, Event(False, 0, 1, w), migrations)
+    return Step(view, Event(False, 0, 1, w), Outcome.APPLIED, view, migrations)
 
 
 def test_migration_probe_uses_the_event_width():
-    probe = CLAIMS["migr"].probe
-    assert probe.test(_facts(1, 22)) is None
-    breach = probe.test(_facts(1, 23))
+    prop = FLAT["migr"].prop
+    assert prop.test(_step(1, 22)) is None
+    breach = prop.test(_step(1, 23))
     assert breach["migrations"] == 23 and breach["bound"].endswith("= 22")
+    assert prop.test(_step(2, 31)) is None and prop.test(_step(2, 32))["bound"].endswith("= 31")
 
 
 def test_repaired_makes_and_keeps_its_claims_at_small_bounds():
-    claims = resolve(list(VARIANT_CLAIMS["repaired"]))
+    claims = [FLAT[c] for c in resolve(list(VARIANT_CLAIMS["repaired"]))]
     assert {c.id for c in claims} >= {"thm1.slotted", "thm1.pool", "thm1.sif", "prop1.abs", "lemA2", "migr"}
-    results = run_claims(claims, Bounds(max_nodes=2, depth=6, max_jobs=3, max_w=3), "repaired")
+    results = run_flat(claims, Bounds(max_nodes=2, depth=6, max_jobs=3, max_w=3), "repaired")
     assert {r.claim_id: r.verdict for r in results} == {c.id: Verdict.HOLDS for c in claims}
 
 
 def test_literal_breaks_what_repaired_keeps_at_the_same_bounds():
-    results = run_claims(resolve(["thm1"]), Bounds(max_nodes=3, depth=6, max_jobs=4, max_w=2), "literal")
+    results = run_flat([FLAT[c] for c in resolve(["thm1"])], Bounds(max_nodes=3, depth=6, max_jobs=4, max_w=2),
+                       "literal")
     verdicts = {r.claim_id: r.verdict for r in results}
     assert verdicts["thm1.slotted"] == Verdict.VIOLATED and verdicts["thm1.sif"] == Verdict.VIOLATED
 

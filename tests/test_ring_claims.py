@@ -2,7 +2,7 @@
 import json
 
 from heuristics.rack.ringstitch import RingStitch
-from proofs_check.rack.ring_claims import check_ring_choice, check_ring_exact, replay_ring_choice
+from proofs_check.rack.ring_claims import Match, check_ring_choice, check_ring_exact, replay_ring_choice
 from proofs_check.core.verdict import Verdict
 
 
@@ -19,7 +19,7 @@ def test_ring_choice_finds_the_smallest_counterexample_and_replays_it():
     assert ce["residual"] == [0, 1, 2, 2] and ce["demand"] == 3  # fewest racks, chips, then D
     assert ce["ringstitch"]["key"][:2] == ce["optimum"]["key"][:2] and ce["ringstitch"]["key"][2] > 0
     status, lines = replay_ring_choice(ce)
-    assert status == "suboptimal" and any("optimum" in line for line in lines)
+    assert status is Match.SUBOPTIMAL and any("optimum" in line for line in lines)
     assert set(ce["smallest_per_key"]) <= {"ring_cost", "fragmentation"}
     for key, record in ce["smallest_per_key"].items():
         level = ["racks", "ring_cost", "fragmentation"].index(key)
@@ -43,7 +43,7 @@ def test_ring_choice_inconclusive_when_the_oracle_runs_out_of_time():
 def test_verify_replay_reproduces_a_ring_choice_counterexample(tmp_path, capsys):
     from proofs_check.cli.verify import main
 
-    ce = {"claim": "ring-choice", "dims": [1, 2, 3], "capacity": 3, "residual": [0, 0, 1, 1, 1, 0],
+    ce = {"format_version": 1, "kind": "ring-choice", "claim": "ring-choice", "dims": [1, 2, 3], "capacity": 3, "residual": [0, 0, 1, 1, 1, 0],
           "demand": 2, "penalty": "linear"}
     report = tmp_path / "r.json"
     report.write_text(json.dumps({"results": [{"claim_id": "ring-choice", "counterexample": ce}]}))

@@ -28,10 +28,10 @@ def test_list_prints_the_catalogue(capsys):
     (["--claim", "thm7"], "unknown claim id"),
     (["--theorem", "9"], "unknown theorem"),
     (["--theorem", "1", "--max-nodes", "0"], "must be > 0"),
-    (["--theorem", "1", "--depth", "x"], "not a int"),
+    (["--theorem", "1", "--depth", "x"], "argument --depth: 'x' is not a number"),
     (["--theorem", "1", "--variant", "nope"], "unknown"),
-    (["--replay", "/nonexistent/trace.json"], "no such file"),
-    (["--audit", "/nonexistent/log.jsonl"], "no such file"),
+    (["--replay", "/nonexistent/trace.json"], "/nonexistent/trace.json: no such file"),
+    (["--audit", "/nonexistent/log.jsonl"], "/nonexistent/log.jsonl: no such file"),
     ([], "nothing to check"),
     (["--theorem", "1", "--json", "/nonexistent/dir/out.json"], "directory does not exist"),
 ])
@@ -54,8 +54,28 @@ def test_violation_json_junit_and_replay(capsys, tmp_path):
     cases = {c.get("name"): c for c in suite.iter("testcase")}
     assert cases["prop1.operators"].find("failure") is not None
     assert cases["thm1.pool"].find("failure") is None
+    for r in doc["results"]:  # the versioned record format (core/trace.schema.json)
+        ce = r["counterexample"]
+        if ce is not None:
+            assert (ce["format_version"], ce["kind"], ce["model"]) == (1, "trace", "policy")
+            assert isinstance(ce["n_nodes"], int) and ce["claim"] == r["claim_id"]
     code, out, _ = run(capsys, "--replay", str(js))
     assert code == 1 and "reproduced" in out and "replay prop1.operators" in out
+
+
+def test_replay_validates_records_and_names_the_bad_field(capsys, tmp_path):
+    js = tmp_path / "r.json"
+    assert run(capsys, "--claim", "prop1.operators", *TINY, "--quiet", "--json", str(js))[0] == 1
+    doc = json.loads(js.read_text())
+    (i, r), = [(i, r) for i, r in enumerate(doc["results"]) if r["counterexample"]]
+    for field, bad in (("n_nodes", "2 domain(s) × 3 panel(s)"), ("format_version", 0), ("events", None)):
+        broken = json.loads(json.dumps(doc))
+        broken["results"][i]["counterexample"][field] = bad
+        path = tmp_path / f"bad-{field}.json"
+        path.write_text(json.dumps(broken))
+        code, _, err = run(capsys, "--replay", str(path))
+        assert code == 2 and len(err.strip().splitlines()) == 1
+        assert f"results[{i}] (prop1.operators): field {field}:" in err
 
 
 def test_budget_exit_3(capsys):
@@ -84,12 +104,13 @@ def test_sampling_finds_and_shrinks_a_violation(capsys, tmp_path):
 
 
 def test_report_prints_records_it_does_not_own():
-    from proofs_check.report import claim_text, to_junit
+    from proofs_check.catalogue import DOCS
+    from proofs_check.core.report import claim_text, to_junit
     from proofs_check.core.verdict import ClaimResult, Verdict
 
     r = ClaimResult("ring-choice", Verdict.VIOLATED, "gap", counterexample={"dims": [1, 2, 3], "demand": 5})
-    assert '"dims": [1, 2, 3]' in claim_text(r)
-    assert ET.fromstring(to_junit([r], 0.1)).find("testcase/failure") is not None
+    assert '"dims": [1, 2, 3]' in claim_text(r, DOCS)
+    assert ET.fromstring(to_junit([r], 0.1, DOCS)).find("testcase/failure") is not None
 
 
 def test_count_claim_counterexample_replays(capsys, tmp_path):

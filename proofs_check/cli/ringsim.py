@@ -170,7 +170,7 @@ def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[Cel
     ap.add_argument("--out", default="ringsim-out", help="output folder")
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--backend", choices=("local", "dask"), default="local",
-                    help="run the cells here (process pool) or on a Dask cluster (proofs_check.parallel)")
+                    help="run the cells here (process pool) or on a Dask cluster (proofs_check.core.engine)")
     ap.add_argument("--address", default=None, metavar="HOST:PORT",
                     help="--backend dask: the running Dask scheduler (default: a local cluster of --workers)")
     ap.add_argument("--no-plots", action="store_true")

@@ -172,7 +172,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--out", default=None, help="output folder for CSV/JSON results")
     p.add_argument("--workers", type=int, default=1, help="parallel processes for the sweep")
     p.add_argument("--backend", choices=("local", "dask"), default="local",
-                   help="run the sweep here (process pool) or on a Dask cluster (proofs_check.parallel)")
+                   help="run the sweep here (process pool) or on a Dask cluster (proofs_check.core.engine)")
     p.add_argument("--address", default=None, metavar="HOST:PORT",
                    help="--backend dask: the running Dask scheduler (default: a local cluster of --workers)")
     p.add_argument("--plot", action="store_true", help="draw PNGs into OUT/plots (needs --out)")

@@ -13,6 +13,7 @@ from typing import Any, Callable, Iterator
 
 from oracle.gpu.paper_phi import algorithm2, closed_form_phi, total_demand, wcc_holds
 from oracle.gpu.phi_star import phi_star as oracle_phi_star
+from oracle.result import Status
 from proofs_check.core.claim import ClaimDoc
 from proofs_check.core.search import Progress
 from proofs_check.core.trace import Record, envelope
@@ -54,7 +55,7 @@ def count_vectors(max_total: int, capacity: int = 8) -> Iterator[tuple[int, ...]
 
 def _min_feasible_nodes(counts: tuple[int, ...], max_nodes: int) -> int | None:
     for n in range(max(1, -(-total_demand(counts) // 8)), max_nodes + 1):
-        if oracle_phi_star(counts, n).status != "infeasible":
+        if oracle_phi_star(counts, n).status is not Status.INFEASIBLE:
             return n
     return None
 

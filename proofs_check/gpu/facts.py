@@ -12,6 +12,7 @@ from typing import Any
 from heuristics.gpu.abs_space import POOL, SLOTTED, AbsView
 from heuristics.gpu.policy import Migration
 from oracle.gpu.phi_star import phi_star as oracle_phi_star
+from oracle.result import Status
 from proofs_check.core.model import Step, Undecided
 from proofs_check.gpu.events import Event, FlatState, counts_of_state, used_per_node
 
@@ -21,7 +22,7 @@ def exact_phi_star(counts: tuple[int, ...], n_nodes: int) -> int:
     cert = oracle_phi_star(counts, n_nodes)
     if cert.is_optimal and cert.objective is not None:
         return cert.objective
-    if cert.status == "infeasible":
+    if cert.status is Status.INFEASIBLE:
         raise RuntimeError(f"Φ★ infeasible for a reached state: counts {counts}, N={n_nodes}")
     raise Undecided(f"Φ★ solve for counts {counts}, N={n_nodes} hit its limit")
 

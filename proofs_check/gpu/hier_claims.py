@@ -228,8 +228,6 @@ HIER_CATALOGUE: tuple[HierClaim, ...] = (
               "HierCompass(N, 1) makes the flat COMPASS's decisions: same (ok, migrations), same placement",
               Property("k1-reduces", Expect.ALWAYS, _no_breach, failure_breaks=True), wcc=False),
 )
-HIER_CLAIMS = {c.id: c for c in HIER_CATALOGUE}
-THEOREM_2 = tuple(c.id for c in HIER_CATALOGUE if c.id.startswith("thm2."))
 
 
 HIER_CLAIMS = {c.id: c for c in HIER_CATALOGUE}

@@ -36,6 +36,7 @@ from heuristics.gpu.hier_cluster import (
 from heuristics.gpu.hier_compass import HierCompass
 from heuristics.gpu.policy import EventResult
 from oracle.gpu.paper_phi import wcc_holds
+from oracle.result import Status
 from proofs_check.core.model import Outcome, Step, Undecided
 from proofs_check.gpu.canonical import canonical
 from proofs_check.gpu.events import Event, job_events, state_from_json, state_to_json
@@ -185,7 +186,7 @@ class HierFacts:
 def _settled(cert: Any, what: str) -> Any:
     """An optimal certificate, else Undecided (solver limit) or RuntimeError: a reached state is a
     packing, so 'infeasible' would be an oracle error, never a verdict."""
-    if cert.status == "infeasible":
+    if cert.status is Status.INFEASIBLE:
         raise RuntimeError(f"{what}: oracle says {cert.status} for a state that exists")
     if not cert.is_optimal:
         raise Undecided(f"{what}: solver limit hit")

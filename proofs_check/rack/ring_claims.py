@@ -21,6 +21,7 @@ violated key under ``smallest_per_key``; it is JSON and :func:`replay_ring_choic
 from __future__ import annotations
 
 import itertools
+from enum import Enum
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -112,14 +113,22 @@ def _instance_size(ce: dict) -> tuple[int, int, int]:
     return (len(ce["residual"]), sum(ce["residual"]), ce["demand"])
 
 
+class Match(Enum):
+    """How RingStitch's decision compares with the proven optimum on one instance."""
+
+    OPTIMAL = "optimal"
+    SUBOPTIMAL = "suboptimal"
+    UNDECIDED = "unknown"  # the exact oracle hit its time limit
+
+
 def _compare(cluster: RackCluster, residual: Sequence[int], demand: int, policy: RingStitch,
-             time_limit: float) -> tuple[str, dict | None, tuple | None]:
-    """('optimal' | 'suboptimal' | 'unknown', instance record, gap per key)."""
+             time_limit: float) -> tuple[Match, dict | None, tuple | None]:
+    """(match, instance record, gap per key)."""
     table = policy.penalty.table(cluster.capacity)
     p = policy.place(cluster, residual, demand)
     cert = lex_optimal_subset(residual, demand, cluster.dist, table, time_limit=time_limit)
     if not cert.is_proven:  # the time limit was hit: feasible or unknown
-        return "unknown", None, None
+        return Match.UNDECIDED, None, None
     if cert.objective is None or p is None:
         raise AssertionError(f"stitching-regime instance {residual}, D={demand}: oracle {cert.status}, "
                              f"RingStitch {'deferred' if p is None else 'placed'}")
@@ -127,14 +136,14 @@ def _compare(cluster: RackCluster, residual: Sequence[int], demand: int, policy:
     if mine <= opt:
         if mine < opt:
             raise AssertionError(f"RingStitch {mine} beats the proven optimum {opt} on {residual}, D={demand}")
-        return "optimal", None, None
+        return Match.OPTIMAL, None, None
     record = {"dims": list(cluster.dims), "capacity": cluster.capacity, "residual": [int(r) for r in residual],
               "demand": int(demand), "penalty": policy.penalty.name,
               "ringstitch": {"key": list(mine), "alloc": [list(a) for a in p.alloc], "ring": list(p.ring),
                              "generator": p.source},
               "optimum": {"key": list(opt), "alloc": [list(a) for a in cert.witness.alloc],
                           "ring": list(cert.witness.ring)}}
-    return "suboptimal", record, tuple(m - o for m, o in zip(mine, opt))
+    return Match.SUBOPTIMAL, record, tuple(m - o for m, o in zip(mine, opt))
 
 
 def _stitch_demands(residual: Sequence[int]) -> range:
@@ -240,13 +249,13 @@ class _Tally:
         self.smallest: dict | None = None
         self.smallest_by_key: dict[str, dict] = {}
 
-    def add(self, source: str, status: str, record: dict | None, gap: tuple | None) -> None:
+    def add(self, source: str, status: Match, record: dict | None, gap: tuple | None) -> None:
         self.total += 1
         src = self.sources[source]
         src["instances"] += 1
-        if status == "unknown":
+        if status is Match.UNDECIDED:
             self.unknown += 1
-        elif status == "suboptimal":
+        elif status is Match.SUBOPTIMAL:
             self.suboptimal += 1
             src["suboptimal"] += 1
             level = next(i for i, g in enumerate(gap) if g != 0)
@@ -275,8 +284,8 @@ class _Tally:
                                      "by_key": keyed(s["by_key"])} for name, s in self.sources.items()}}
 
 
-def replay_ring_choice(counterexample: dict) -> tuple[str, list[str]]:
-    """Re-run a ring-choice counterexample: ('optimal' | 'suboptimal' | 'unknown', report lines
+def replay_ring_choice(counterexample: dict) -> tuple[Match, list[str]]:
+    """Re-run a ring-choice counterexample: (match, report lines
     with RingStitch's candidates, its choice and the proven optimum)."""
     cluster = RackCluster.torus(tuple(counterexample["dims"]), counterexample["capacity"])
     policy = RingStitch(penalty=FragmentationPenalty(counterexample.get("penalty", "linear")))
@@ -286,21 +295,21 @@ def replay_ring_choice(counterexample: dict) -> tuple[str, list[str]]:
     for cand in policy.candidates(cluster, res, demand):
         lines.append(f"  candidate {cand.source}: racks={list(cand.racks)} ring={list(cand.ring)} key={cand.key}")
     if record is None:
-        lines.append(f"  status: {status}")
+        lines.append(f"  status: {status.value}")
     else:
         lines.append(f"  RingStitch: {record['ringstitch']}")
         lines.append(f"  optimum:    {record['optimum']}  (gap per key {gap})")
     return status, lines
 
 
-def replay_ring_exact(counterexample: Record) -> tuple[str, list[str]]:
-    """Re-run a ring-exact counterexample: ('optimal' | 'suboptimal', report lines)."""
+def replay_ring_exact(counterexample: Record) -> tuple[Match, list[str]]:
+    """Re-run a ring-exact counterexample: (match, report lines)."""
     dims, racks = tuple(counterexample["dims"]), [int(r) for r in counterexample["racks"]]
     dist = RackCluster.torus(dims).dist
     order, cost = ring_order(racks, dist)
     opt, _ = held_karp(dist[np.ix_(racks, racks)])
     lines = [f"torus {dims}, racks {racks}: ring order {list(order)} costs {cost}, minimum tour {opt}"]
-    return ("optimal" if cost == opt else "suboptimal"), lines
+    return (Match.OPTIMAL if cost == opt else Match.SUBOPTIMAL), lines
 
 
 _SMALL = "small instances"
@@ -313,7 +322,7 @@ RING_CLAIMS: tuple[ClaimDoc, ...] = (
              "RingStitch (proofs_check.rack.ring_claims)"),
 )
 CHECKS: dict[str, Callable[..., list[ClaimResult]]] = {"ring-exact": check_ring_exact, "ring-choice": check_ring_choice}
-REPLAYS: dict[str, Callable[[Record], tuple[str, list[str]]]] = {
+REPLAYS: dict[str, Callable[[Record], tuple[Match, list[str]]]] = {
     "ring-exact": replay_ring_exact, "ring-choice": replay_ring_choice}
 
 
@@ -324,8 +333,8 @@ def replay_ring(rec: Record) -> tuple[ClaimResult, list[str]]:
     status, shown = REPLAYS[cid](rec)
     lines = [f"replay {cid}"] + list(shown)
     b = {"record": "ring"}
-    if status == "suboptimal":
+    if status is Match.SUBOPTIMAL:
         return ClaimResult(cid, Verdict.VIOLATED, "reproduced", b, counterexample=rec), lines
-    if status == "optimal":
+    if status is Match.OPTIMAL:
         return ClaimResult(cid, Verdict.HOLDS, "no longer reproduces (RingStitch now picks the optimum)", b), lines
-    return ClaimResult(cid, Verdict.INCONCLUSIVE, f"the exact oracle did not finish ({status})", b), lines
+    return ClaimResult(cid, Verdict.INCONCLUSIVE, "the exact oracle did not finish (time limit)", b), lines
