@@ -81,7 +81,7 @@ def run(ids: list[str], opts: RunOptions) -> list[ClaimResult]:
     results += [check_counts(COUNTS[c], opts.bounds.max_nodes, opts.deadline, opts.progress) for c in ids if c in COUNTS]
     for c in ids:
         if c in RING_CHECKS:
-            results += RING_CHECKS[c](seed=opts.seed, progress=opts.progress)
+            results += RING_CHECKS[c](seed=opts.seed, progress=opts.progress, deadline=opts.deadline)
     hier = [c for c in ids if hier_claims.owns(c)]
     if hier:
         opts.announce(hier_claims.bounds_text(opts.hier))

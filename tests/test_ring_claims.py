@@ -49,3 +49,38 @@ def test_verify_replay_reproduces_a_ring_choice_counterexample(tmp_path, capsys)
     report.write_text(json.dumps({"results": [{"claim_id": "ring-choice", "counterexample": ce}]}))
     assert main(["--replay", str(report)]) == 1
     assert "ring-choice: VIOLATED — reproduced" in capsys.readouterr().out
+
+
+def test_a_passed_deadline_makes_both_ring_claims_inconclusive_at_once():
+    import time
+
+    t0 = time.perf_counter()
+    [exact] = check_ring_exact(deadline=t0 - 1.0)
+    [choice] = check_ring_choice(deadline=t0 - 1.0)
+    assert time.perf_counter() - t0 < 5.0  # no instance solved, no simulated run drawn
+    assert exact.verdict is Verdict.INCONCLUSIVE and choice.verdict is Verdict.INCONCLUSIVE
+    assert exact.message.startswith("time limit hit after 0 of the 1265 instances")  # 255 + 510 + 300 + 200
+    assert exact.stats["rack_sets_checked"] == 0 and exact.counterexample is None
+    assert choice.message.startswith("time limit hit after 0 of the ") and choice.stats["instances"] == 0
+
+
+def test_a_deadline_hit_mid_scan_is_inconclusive_but_a_violation_found_stands(monkeypatch):
+    import proofs_check.rack.outcome as ring_claims
+
+    calls = iter(range(10**6))
+    monkeypatch.setattr(ring_claims, "passed", lambda deadline: next(calls) >= 40)
+    [r] = check_ring_choice(samples=0, sim_samples=0, exhaustive=(((1, 2, 2), 4),), deadline=0.0)
+    assert r.verdict is Verdict.INCONCLUSIVE and r.stats["instances"] == 40
+    assert "time limit hit after 40 of the " in r.message
+    calls = iter(range(10**6))  # the first suboptimal instance is the 47th
+    monkeypatch.setattr(ring_claims, "passed", lambda deadline: next(calls) >= 60)
+    [r] = check_ring_choice(samples=0, sim_samples=0, exhaustive=(((1, 2, 2), 4),), deadline=0.0)
+    assert r.verdict is Verdict.VIOLATED and r.stats["instances"] == 60
+    assert r.counterexample is not None and r.counterexample["residual"] == [0, 1, 2, 2]
+
+
+def test_verify_time_limit_applies_to_ring_exact(capsys):
+    from proofs_check.cli.verify import main
+
+    assert main(["--claim", "ring-exact", "--time-limit", "0.001"]) == 3
+    assert "time limit hit after" in capsys.readouterr().out
