@@ -1,110 +1,104 @@
-"""Explorer speed: distinct states per second for Theorem 1's exploration (literal COMPASS, WCC
-trajectories, arrivals g ∈ 1..8) at N = 3 and N = 4 with fixed bounds, with and without symmetry
-reduction, and where the time goes.
+"""Explorer speed, side by side: this tree against the explorer of commit e0bcca7 (issue 16).
 
-    python benchmarks/bench_explorer.py [--depth 8 --max-jobs 4 --max-w 3]
+    python benchmarks/bench_explorer.py [--ref e0bcca7] [--cases pool5,thm1n6] [--workers 1,2]
 
-Prints, per N: distinct states, states generated, CPU seconds, distinct/s and generated/s with the
-canonical form and with raw state keys (no reduction; capped by --raw-cap distinct states, in
-which case the reduction factor is a lower bound), then a cost split of one successor: rebuilding
-the policy from a state (``with_state``), applying the event, reading the state back, and the
-canonical form.
+The reference is built from the git history into a temporary directory (``git worktree add
+--detach``, removed at the end) and run there as ``python -m proofs_check.cli …`` (the old CLI
+module); this tree runs as ``python -m proofs_check.cli.verify …``. Both run as child processes,
+one after the other, on the same bounds:
+
+* ``pool5``  — ``verify --claim thm1.pool --min-nodes 5 --max-nodes 5 --depth 8 --max-jobs 4 --max-w 4``
+* ``thm1n6`` — ``verify --theorem 1 --max-nodes 6`` (the README's command)
+
+each serial and with ``--workers 2``. Printed per run: wall time, distinct states (summed over the
+report's exploration rows), distinct states per second, the speed-up (reference wall / this
+tree's wall), the child's peak resident memory (``resource`` ru_maxrss of the child, via
+``os.wait4``; with ``--workers`` the largest of the child and its reaped workers) and that peak per
+million distinct states. "same" says whether the two reports agree on every verdict line and every
+exploration row (N, distinct, generated, depth, at-bound, queue, refused, failures, pruned).
+On a shared machine wall times are noisy: compare ratios from one run, not across runs.
 """
 from __future__ import annotations
 
 import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
 import time
+from dataclasses import dataclass
+from pathlib import Path
 
-from heuristics.gpu.compass import Compass
-from heuristics.gpu.cluster import Job
-from proofs_check.core.model import Expect, Property
-from proofs_check.core.search import Limits, explore
-from proofs_check.gpu import canonical as canon_mod
-from proofs_check.gpu.events import running_jobs
-from proofs_check.gpu.flat_claims import ALL_G, Bounds
-from proofs_check.gpu.policy_model import EventBounds, PolicyModel
-
-
-def never(_step):
-    return None
+ROOT = Path(__file__).resolve().parent.parent
+CASES = {
+    "pool5": ["--claim", "thm1.pool", "--min-nodes", "5", "--max-nodes", "5", "--depth", "8", "--max-jobs", "4",
+              "--max-w", "4"],
+    "thm1n6": ["--theorem", "1", "--max-nodes", "6"],
+}
+ROW = re.compile(r"^\s+(\d+)\s+([\d,]+)\s+([\d,]+)\s+(\d+)\s+([\d,]+)\s+([\d,]+)\s+([\d,]+)\s+([\d,]+)\s+([\d,]+)\s")
+VERDICT = re.compile(r"^(\S+): ([A-Z]+)\b")
 
 
-def compass(k: int) -> Compass:
-    return Compass(k)
+@dataclass
+class Run:
+    wall: float
+    rc: int
+    maxrss_kib: int
+    rows: list[tuple[str, ...]]
+    verdicts: list[tuple[str, ...]]
+
+    @property
+    def distinct(self) -> int:
+        return sum(int(r[1].replace(",", "")) for r in self.rows)
 
 
-def _explore(bounds: Bounds, prop: Property, reduce: bool = True):
-    """Theorem 1's exploration (literal COMPASS, WCC trajectories, g ∈ 1..8) on the core's search;
-    without reduction every state is its own representative."""
-    events = EventBounds(ALL_G, bounds.max_jobs, bounds.max_w)
-    canon = canon_mod.canonical if reduce else (lambda s: s)
-    models = (PolicyModel(compass, n, events, True, canon) for n in range(bounds.min_nodes, bounds.max_nodes + 1))
-    return explore(models, [prop], Limits(bounds.depth, bounds.max_states))
-
-
-def run(n: int, bounds: Bounds, reduce: bool):
-    canon_mod._memo.clear()
-    t0 = time.process_time()
-    exp = _explore(bounds, Property("none", Expect.ALWAYS, never), reduce)
-    cpu = time.process_time() - t0
-    s = exp.sizes[-1]
-    return s, cpu
-
-
-def cost_split(n: int, bounds: Bounds, sample: int = 400) -> dict[str, float]:
-    """Mean microseconds per successor for each step, over the first ``sample`` states reached."""
-    states: list = []
-
-    def keep(st):
-        if len(states) < sample:
-            states.append(st.state)
-        return None
-
-    _explore(bounds, Property("keep", Expect.ALWAYS, keep))
-    proto = Compass(n)
-    events = []
-    for st in states:
-        jobs = running_jobs(st)
-        events.append((st, Job(len(jobs), 1, 1)))
-    t = {}
-    t0 = time.process_time()
-    pols = [proto.with_state(st) for st, _ in events]
-    t["with_state"] = time.process_time() - t0
-    t0 = time.process_time()
-    for p, (_, job) in zip(pols, events):
-        p.arrive(job)
-    t["arrive (+Compact)"] = time.process_time() - t0
-    t0 = time.process_time()
-    keys = [p.state_key() for p in pols]
-    t["state_key"] = time.process_time() - t0
-    canon_mod._memo.clear()
-    t0 = time.process_time()
-    for k in keys:
-        canon_mod.canonical(k)
-    t["canonical (cold memo)"] = time.process_time() - t0
-    return {k: v / len(events) * 1e6 for k, v in t.items()}
+def run(cmd: list[str], cwd: Path) -> Run:
+    env = {**os.environ, "PYTHONPATH": str(cwd), "PYTHONHASHSEED": "0"}
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    out = proc.stdout.read() if proc.stdout else ""
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    rows = [m.groups() for m in map(ROW.match, out.splitlines()) if m]
+    verdicts = [m.groups() for m in map(VERDICT.match, out.splitlines()) if m and m.group(1) != "summary"]
+    return Run(wall, proc.returncode, usage.ru_maxrss, rows, verdicts)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--depth", type=int, default=8)
-    ap.add_argument("--max-jobs", type=int, default=4)
-    ap.add_argument("--max-w", type=int, default=3)
-    ap.add_argument("--raw-cap", type=int, default=60_000)
+    ap.add_argument("--ref", default="e0bcca7", help="the reference commit (default e0bcca7)")
+    ap.add_argument("--cases", default=",".join(CASES), help=f"comma-separated, from {', '.join(CASES)}")
+    ap.add_argument("--workers", default="1,2", help="worker counts to run (1 = serial)")
     a = ap.parse_args()
-    print(f"bounds: depth {a.depth}, ≤ {a.max_jobs} jobs, w ≤ {a.max_w}, WCC trajectories, g ∈ 1..8; CPU time")
-    print(f"{'N':>2} {'mode':>10} {'distinct':>9} {'generated':>10} {'cpu s':>7} {'distinct/s':>10} {'generated/s':>11}")
-    for n in (3, 4):
-        b = Bounds(max_nodes=n, min_nodes=n, depth=a.depth, max_jobs=a.max_jobs, max_w=a.max_w)
-        red, cpu_r = run(n, b, True)
-        raw, cpu_w = run(n, Bounds(**{**b.describe(), "max_states": a.raw_cap}), False)
-        for mode, s, cpu in (("canonical", red, cpu_r), ("raw keys", raw, cpu_w)):
-            print(f"{n:>2} {mode:>10} {s.distinct:>9,} {s.generated:>10,} {cpu:>7.2f} {s.distinct / cpu:>10,.0f} "
-                  f"{s.generated / cpu:>11,.0f}" + ("" if s.complete else f"  (stopped: {s.stop_reason})"))
-        bound = "≥ " if not raw.complete else ""
-        print(f"   reduction factor (raw / canonical distinct states): {bound}{raw.distinct / red.distinct:.1f}")
-    split = cost_split(3, Bounds(max_nodes=3, min_nodes=3, depth=a.depth, max_jobs=a.max_jobs, max_w=a.max_w))
-    print("cost of one successor at N=3 (µs, CPU): " + ", ".join(f"{k} {v:.0f}" for k, v in split.items()))
+    tmp = Path(tempfile.mkdtemp(prefix="bench_explorer_"))
+    ref = tmp / "ref"
+    subprocess.run(["git", "worktree", "add", "--detach", str(ref), a.ref], cwd=ROOT, check=True,
+                   capture_output=True)
+    print(f"reference: {a.ref} (git worktree in {ref}); this tree: {ROOT}; {os.cpu_count()} CPUs")
+    print(f"{'case':<7} {'mode':<9} {'ref s':>8} {'new s':>8} {'speed-up':>8} {'distinct':>9} "
+          f"{'ref st/s':>9} {'new st/s':>9} {'ref MiB':>8} {'new MiB':>8} {'ref MiB/M':>9} {'new MiB/M':>9} same")
+    try:
+        for case in a.cases.split(","):
+            for k in (int(x) for x in a.workers.split(",")):
+                extra = ["--quiet"] + ([] if k == 1 else ["--workers", str(k)])
+                old = run([sys.executable, "-m", "proofs_check.cli", *CASES[case], *extra], ref)
+                new = run([sys.executable, "-m", "proofs_check.cli.verify", *CASES[case], *extra], ROOT)
+                same = (old.rows, old.verdicts, old.rc) == (new.rows, new.verdicts, new.rc) and bool(new.rows)
+                d = new.distinct
+                mode = "serial" if k == 1 else f"workers {k}"
+                print(f"{case:<7} {mode:<9} {old.wall:>8.1f} {new.wall:>8.1f} {old.wall / new.wall:>7.1f}x {d:>9,} "
+                      f"{old.distinct / old.wall:>9,.0f} {d / new.wall:>9,.0f} {old.maxrss_kib / 1024:>8.0f} "
+                      f"{new.maxrss_kib / 1024:>8.0f} {old.maxrss_kib / 1024 / (old.distinct / 1e6):>9,.0f} "
+                      f"{new.maxrss_kib / 1024 / (d / 1e6):>9,.0f} {'yes' if same else 'NO'}", flush=True)
+                if not same:
+                    print(f"   reference rows {old.rows} verdicts {old.verdicts} exit {old.rc}")
+                    print(f"   this tree rows {new.rows} verdicts {new.verdicts} exit {new.rc}")
+    finally:
+        subprocess.run(["git", "worktree", "remove", "--force", str(ref)], cwd=ROOT, capture_output=True)
+        subprocess.run(["rm", "-rf", str(tmp)])
+    print("MiB/M = peak resident MiB per million distinct states (includes the interpreter's ~100 MiB base)")
 
 
 if __name__ == "__main__":

@@ -11,13 +11,15 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from heuristics.gpu.compass import Variant
+from proofs_check.core import interrupt
+from proofs_check.core.budget import Budget
 from proofs_check.core.claim import ClaimDoc, matches
 from proofs_check.core.engine import SERIAL, Engine
 from proofs_check.core.model import Expect
 from proofs_check.core.search import Progress
 from proofs_check.core.trace import Record, RecordError
 from proofs_check.core.verdict import ClaimResult, Verdict
-from proofs_check.gpu import hier_claims
+from proofs_check.gpu import hier_claims, policy_claims
 from proofs_check.gpu.count_claims import COUNT_CLAIMS, COUNTS, check_counts, replay_counts
 from proofs_check.gpu.flat_claims import FLAT, FLAT_CLAIMS, Bounds, PolicyFactory, replay_flat, run_flat, sample_flat
 from proofs_check.gpu.hier_claims import HIER_CATALOGUE, HierBounds
@@ -27,6 +29,11 @@ from proofs_check.rack.ring_claims import RING_CLAIMS, replay_ring
 DOCS: dict[str, ClaimDoc] = {d.id: d for d in (*(c.doc for c in FLAT_CLAIMS), *(c.doc for c in COUNT_CLAIMS),
                                                *RING_CLAIMS, *(c.doc for c in HIER_CATALOGUE))}
 ORDER = {cid: i for i, cid in enumerate(DOCS)}
+# The policy.* family and measure.sif (any scheduler, `verify --policy`, issue 14): resolvable,
+# runnable and replayable, but not in DOCS / `--all`, since they need a scheduler to check.
+POLICY_DOCS: dict[str, ClaimDoc] = dict(policy_claims.DOCS)
+ALL_DOCS: dict[str, ClaimDoc] = {**DOCS, **POLICY_DOCS}
+ORDER.update({cid: len(DOCS) + i for i, cid in enumerate(POLICY_DOCS)})
 THEOREMS: dict[int, tuple[str, ...]] = {1: ("thm1.slotted", "thm1.pool", "thm1.sif"), **hier_claims.THEOREMS}
 # The claims each COMPASS variant makes (``verify --all --variant V`` checks exactly these): the
 # paper's for literal and prop3, and the repaired variant's invariants (its docstring).
@@ -42,7 +49,7 @@ def resolve(selectors: list[str]) -> list[str]:
     ValueError naming the first unknown selector."""
     out: list[str] = []
     for sel in selectors:
-        found = [cid for cid in DOCS if matches(cid, sel)]
+        found = [cid for cid in ALL_DOCS if matches(cid, sel)]
         if not found:
             raise ValueError(f"unknown claim id {sel!r}; see `verify --list`")
         out += [cid for cid in found if cid not in out]
@@ -50,7 +57,7 @@ def resolve(selectors: list[str]) -> list[str]:
 
 
 def known(claim_id: str) -> bool:
-    return claim_id in DOCS
+    return claim_id in ALL_DOCS
 
 
 @dataclass(frozen=True)
@@ -68,26 +75,64 @@ class RunOptions:
     random: int = 0  # Hypothesis-drawn sequences per flat claim, on N ≤ random_nodes
     random_nodes: int = 64
     announce: Callable[[str], None] = field(default=print)  # the bounds lines of the report
+    policy: policy_claims.PolicyTarget | None = None  # the scheduler the policy.* claims check
+    policy_params: policy_claims.PolicyParams | None = None  # their k, m, admission mode, demands
+
+
+def explorations(ids: list[str], opts: RunOptions) -> int:
+    """How many state-space explorations checking ``ids`` runs (a time budget is split among them)."""
+    flat = {(opts.variant if opts.variant is not None else FLAT[c].variant, FLAT[c].demands, FLAT[c].wcc_trajectory)
+            for c in ids if c in FLAT}
+    hier = [c for c in hier_claims.resolve_hier([c for c in ids if hier_claims.owns(c)])] if any(
+        hier_claims.owns(c) for c in ids) else []
+    groups = {c.wcc for c in hier if c.id != "k1-reduces"}
+    return max(1, len(flat) + len(groups) * len(opts.hier.panels) + any(c.id == "k1-reduces" for c in hier))
 
 
 def run(ids: list[str], opts: RunOptions) -> list[ClaimResult]:
-    """Check the claims ``ids`` (from :func:`resolve`); results in catalogue order."""
+    """Check the claims ``ids`` (from :func:`resolve`); results in catalogue order. After an
+    interrupt (SIGINT/SIGTERM) the claims not yet checked are inconclusive ("interrupted")."""
+    if isinstance(opts.deadline, Budget):
+        opts.deadline.parts = explorations(ids, opts)
     results: list[ClaimResult] = []
     flat = [FLAT[c] for c in ids if c in FLAT]
     if flat:
         results += run_flat(flat, opts.bounds, opts.variant, opts.factory, opts.engine, opts.deadline, opts.progress)
-        if opts.random:
+        if opts.random and not interrupt.requested():
             results = [_sampled(r, opts) if r.claim_id in FLAT else r for r in results]
-    results += [check_counts(COUNTS[c], opts.bounds.max_nodes, opts.deadline, opts.progress) for c in ids if c in COUNTS]
     for c in ids:
-        if c in RING_CHECKS:
-            results += RING_CHECKS[c](seed=opts.seed, progress=opts.progress, deadline=opts.deadline)
+        if c in COUNTS or c in RING_CHECKS:
+            try:
+                with interrupt.armed():
+                    if c in COUNTS:
+                        results.append(check_counts(COUNTS[c], opts.bounds.max_nodes, opts.deadline, opts.progress))
+                    else:
+                        results += RING_CHECKS[c](seed=opts.seed, progress=opts.progress, deadline=opts.deadline)
+            except interrupt.Interrupted:
+                results.append(ClaimResult(c, Verdict.INCONCLUSIVE, "interrupted before this check finished"))
     hier = [c for c in ids if hier_claims.owns(c)]
     if hier:
         opts.announce(hier_claims.bounds_text(opts.hier))
         results += hier_claims.run_hier_claims(hier_claims.resolve_hier(hier), opts.hier, opts.deadline,
                                                opts.progress, opts.engine)
+    policy = [c for c in ids if policy_claims.owns(c)]
+    if policy:
+        results += _policy(policy, opts)
     return sorted(results, key=lambda r: (ORDER[r.claim_id.split("[")[0]], r.claim_id))
+
+
+def _policy(ids: list[str], opts: RunOptions) -> list[ClaimResult]:
+    """The policy.* claims (and measure.sif) on ``opts.policy``, with ``--random`` merged in."""
+    if opts.policy is None:
+        raise ValueError("the policy.* claims check a scheduler: give --policy NAME (see --list-policies)")
+    params = opts.policy_params or policy_claims.PolicyParams(migrating=opts.policy.migrating)
+    opts.announce(policy_claims.bounds_text(opts.policy, opts.bounds, params))
+    out = policy_claims.run_policy_claims(ids, opts.policy, opts.bounds, params, opts.engine, opts.deadline,
+                                          opts.progress)
+    if opts.random and not interrupt.requested():
+        out = [policy_claims.sampled(r, opts.policy, params, opts.random, opts.seed, opts.random_nodes, opts.progress)
+               for r in out]
+    return out
 
 
 def _sampled(r: ClaimResult, opts: RunOptions) -> ClaimResult:
@@ -121,6 +166,8 @@ def replay(rec: Record, factory: PolicyFactory | None = None) -> tuple[ClaimResu
             return replay_counts(COUNTS[cid], rec)
         if kind.startswith("ring-"):
             return replay_ring(rec)
+        if policy_claims.owns(cid):
+            return policy_claims.replay_record(rec)
         if hier_claims.owns(cid):
             return hier_claims.replay_record(rec)
         return replay_flat(FLAT[cid], rec, factory)

@@ -275,3 +275,53 @@ def test_repaired_never_draws_a_replacement_from_the_departing_job():
     assert [m.job for m in lit.depart(2).migrations] == [2]
     rep = Compass(2, variant="repaired").with_state(AbsView(8, nodes))
     assert rep.depart(2).migrations == ()
+
+
+# ---------------------------------------------------------------- apply and undo (the explorer's fast path)
+def _internals(c: Compass) -> tuple:
+    """Everything an operator reads, with node objects replaced by their place."""
+    def where(m) -> tuple:
+        return ("slot", m.node, m.width, m.g) if hasattr(m, "width") else ("unit", m.node, m.slot is None)
+    return (c.abs_view(), list(c.jobs.items()), c._counts, c._partial, c._vac_total, c._vac, c._is_partial,
+            {j: [where(m) for m in ms] for j, ms in c.members.items()}, list(c.members),
+            [dict(ix._cur) for ix in (c._empty, c._by_room, c._by_fill, c._vacant)],
+            [{k: v for k, v in ix._size.items() if v} for ix in (c._empty, c._by_room, c._by_fill, c._vacant)])
+
+
+def _event(c: Compass, data, next_id: int):
+    jobs = sorted(c.running())
+    if jobs and data.draw(st.booleans()):
+        j = data.draw(st.sampled_from(jobs))
+        return lambda p: p.depart(j)
+    g, w = data.draw(st.integers(1, 8)), data.draw(st.integers(1, 4))
+    return lambda p: p.arrive(Job(next_id, g, w))
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+@pytest.mark.parametrize("n", [1, 3, 5])
+def test_trial_rollback_is_a_rebuild(variant, n):
+    """trial / view_after / rollback (PolicyModel's apply and undo) leave the scheduler exactly as
+    with_state(view) builds it, and view_after is the state the event produced."""
+    from hypothesis import given
+
+    @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(st.data())
+    def run(data) -> None:
+        c = Compass(n, variant=variant)
+        for k in range(data.draw(st.integers(0, 8))):
+            _event(c, data, 100 + k)(c)
+        view = c.abs_view()
+        base = Compass(n, variant=variant).with_state(view)
+        for k in range(3):
+            ev = _event(base, data, 200 + k)
+            fresh = Compass(n, variant=variant).with_state(view)
+            want = ev(fresh)
+            base.trial()
+            got = ev(base)
+            assert got == want
+            assert base.view_after(view) == fresh.abs_view()
+            assert base.instance_counts() == fresh.instance_counts()
+            base.rollback(view)
+            assert _internals(base) == _internals(Compass(n, variant=variant).with_state(view))
+
+    run()

@@ -151,20 +151,31 @@ class _MinIndex:
         self._live: dict[int, set[int]] = {}
 
     def touch(self, n: int) -> None:
-        k = self._key_of(n)
-        old = self._cur.get(n)
-        if n in self._cur and old == k:
-            return
-        if n in self._cur:
+        self.set(n, self._key_of(n))
+
+    def set(self, n: int, k: int | None) -> None:
+        """Record ``k`` as node ``n``'s current key (what ``touch`` does with ``key_of(n)``)."""
+        cur = self._cur
+        if n in cur:
+            old = cur[n]
+            if old == k:
+                return
             self._size[old] -= 1
-        self._cur[n] = k
-        self._size[k] = self._size.get(k, 0) + 1
+        cur[n] = k
+        size = self._size
+        size[k] = size.get(k, 0) + 1
         if k is None:
             return
-        live = self._live.setdefault(k, set())
+        live = self._live.get(k)
+        if live is None:
+            live = self._live[k] = set()
         if n not in live:
             live.add(n)
-            heapq.heappush(self._heaps.setdefault(k, []), n)
+            heap = self._heaps.get(k)
+            if heap is None:
+                self._heaps[k] = [n]
+            else:
+                heapq.heappush(heap, n)
 
     def size(self, k: int) -> int:
         return self._size.get(k, 0)
@@ -204,6 +215,12 @@ class Compass:
 
     # ----------------------------------------------------------------- state and indexes
     def _reset(self) -> None:
+        self._blank()
+        for n in range(self.n_nodes):
+            self._touch(n)
+
+    def _blank(self) -> None:
+        """Empty containers and indexes; ``_touch`` every node afterwards to index it."""
         N = self.n_nodes
         self.kind: list[str] = [EMPTY] * N
         self.pool: list[list[_Unit]] = [[] for _ in range(N)]
@@ -211,6 +228,8 @@ class Compass:
         self.jobs: dict[int, Job] = {}
         self.members: dict[int, list[_Slot | _Unit]] = {}
         self._counts = [0] * (self.capacity + 1)
+        self._touched: set[int] | None = None  # nodes changed since ``trial()`` (None: not recording)
+        self._saved: tuple[dict[int, Job], list[int]] = ({}, [])
         self._partial = 0
         self._is_partial = [False] * N
         self._vac = [0] * N
@@ -219,8 +238,6 @@ class Compass:
         self._by_room = _MinIndex(self._slotted_room)
         self._by_fill = _MinIndex(lambda n: len(self.pool[n]) if self.kind[n] == POOL else None)
         self._vacant = _MinIndex(lambda n: 0 if self.kind[n] == SLOTTED and self._vacancy(n) else None)
-        for n in range(N):
-            self._touch(n)
 
     def _unprofiled(self, n: int) -> int:
         """D(n) = G − Σ_{s∈S(n)} w(s)."""
@@ -238,18 +255,43 @@ class Compass:
         return sum(s.g + len(s.fillers) for s in self.slots[n])
 
     def _touch(self, n: int) -> None:
-        """Re-derive node ``n``'s type and re-index it after any change to its contents."""
-        if self.kind[n] == POOL and not self.pool[n] or self.kind[n] == SLOTTED and not self.slots[n]:
-            self.kind[n] = EMPTY
-        vac = self._vacancy(n)
+        """Re-derive node ``n``'s type and re-index it after any change to its contents.
+
+        One pass over the node computes what ``_vacancy``, ``_used`` and the four indexes' key
+        functions would (the hot path of every operator and of ``with_state``)."""
+        if self._touched is not None:
+            self._touched.add(n)
+        kind = self.kind[n]
+        pool, slots = self.pool[n], self.slots[n]
+        if kind == POOL and not pool or kind == SLOTTED and not slots:
+            kind = self.kind[n] = EMPTY
+        vac = profiled = used = 0
+        for s in slots:
+            f = len(s.fillers)
+            vac += s.width - s.g - f
+            profiled += s.width
+            used += s.g + f
         self._vac_total += vac - self._vac[n]
         self._vac[n] = vac
-        partial = 0 < self._used(n) < self.capacity
+        if kind == POOL:
+            used = len(pool)
+        partial = 0 < used < self.capacity
         if partial != self._is_partial[n]:
             self._is_partial[n] = partial
             self._partial += 1 if partial else -1
-        for index in (self._empty, self._by_room, self._by_fill, self._vacant):
-            index.touch(n)
+        # -1 is never a key: an unindexed node always gets set
+        k = 0 if kind == EMPTY else None
+        if self._empty._cur.get(n, -1) != k:
+            self._empty.set(n, k)
+        k = self.capacity - profiled if kind == SLOTTED else None
+        if self._by_room._cur.get(n, -1) != k:
+            self._by_room.set(n, k)
+        k = len(pool) if kind == POOL else None
+        if self._by_fill._cur.get(n, -1) != k:
+            self._by_fill.set(n, k)
+        k = 0 if kind == SLOTTED and vac else None
+        if self._vacant._cur.get(n, -1) != k:
+            self._vacant.set(n, k)
 
     # ----------------------------------------------------------------- Policy interface
     def running(self) -> dict[int, Job]:
@@ -268,13 +310,64 @@ class Compass:
         return tuple(self._counts[1:])
 
     def abs_view(self) -> AbsView:
-        nodes = []
-        for n in range(self.n_nodes):
-            slots = tuple(
-                SlotView(s.width, s.job, s.g, tuple(f.job for f in s.fillers)) for s in self.slots[n]
-            )
-            nodes.append(NodeView(self.kind[n], tuple(u.job for u in self.pool[n]), slots))
+        return AbsView(self.capacity, tuple(self._node_view(n) for n in range(self.n_nodes)))
+
+    def _node_view(self, n: int) -> NodeView:
+        slots = tuple(SlotView(s.width, s.job, s.g, tuple(f.job for f in s.fillers)) for s in self.slots[n])
+        return NodeView(self.kind[n], tuple(u.job for u in self.pool[n]), slots)
+
+    # ----------------------------------------------------------------- apply and undo (the explorer)
+    # The explorer applies every event of a state to ONE scheduler built from that state
+    # (``with_state(view)``) and undoes it, instead of rebuilding the scheduler per event:
+    # ``trial()`` starts recording which nodes an event changes (every change of a node's
+    # contents is followed by ``_touch`` of that node), ``view_after(view)`` reads the new state
+    # rebuilding only those nodes' views, and ``rollback(view)`` rebuilds only those nodes (and
+    # the job lists) from ``view``. Afterwards the scheduler behaves exactly as
+    # ``with_state(view)`` does: same containers in the same order, same jobs, same counts and
+    # index keys (``tests/test_compass.py`` checks it against a rebuild after random events).
+    def trial(self) -> None:
+        """Start an event that ``rollback`` will undo (a refused or failed event changes nothing)."""
+        self._touched = set()
+        self._saved = (dict(self.jobs), list(self._counts))
+
+    def view_after(self, view: AbsView) -> AbsView:
+        """``abs_view()`` during a trial started from ``view`` (this scheduler's ``with_state(view)``,
+        where ``view`` equals what ``abs_view()`` then returned)."""
+        touched = self._touched
+        if touched is None:
+            return self.abs_view()
+        nodes = list(view.nodes)
+        for n in touched:
+            nodes[n] = self._node_view(n)
         return AbsView(self.capacity, tuple(nodes))
+
+    def rollback(self, view: AbsView) -> None:
+        """Undo everything since ``trial()``: back to ``view``, the state the trial started from."""
+        touched, self._touched = self._touched, None
+        if touched is None:
+            raise RuntimeError("rollback without trial")
+        self.jobs, self._counts = self._saved
+        for n in touched:
+            nd = view.nodes[n]
+            self.kind[n] = nd.kind
+            self.pool[n] = [_Unit(j, n) for j in nd.pool]
+            slots = []
+            for sv in nd.slots:
+                s = _Slot(sv.width, sv.anchor_job, sv.anchor_g, n)
+                s.fillers = [_Unit(j, n, s) for j in sv.fillers]
+                slots.append(s)
+            self.slots[n] = slots
+        members: dict[int, list[_Slot | _Unit]] = {}
+        for n in range(self.n_nodes):  # the order with_state gives: by node, pool then slots
+            for u in self.pool[n]:
+                members.setdefault(u.job, []).append(u)
+            for s in self.slots[n]:
+                members.setdefault(s.job, []).append(s)
+                for u in s.fillers:
+                    members.setdefault(u.job, []).append(u)
+        self.members = members
+        for n in touched:
+            self._touch(n)
 
     state_key = abs_view
 
@@ -288,25 +381,47 @@ class Compass:
         """A Compass of the same variant whose state is ``view`` (node order and job ids as given)."""
         if not isinstance(view, AbsView):
             raise TypeError(f"{self.name} state keys are AbsViews, got {type(view).__name__}")
-        c = Compass(len(view.nodes), view.capacity, self.variant)
+        if not view.nodes:
+            raise ValueError(f"n_nodes={len(view.nodes)} must be >= 1")
+        c = Compass.__new__(Compass)
+        c.n_nodes, c.capacity, c.variant, c.name = len(view.nodes), view.capacity, self.variant, self.name
+        c._blank()
         shapes: dict[int, list[int]] = {}
+        members = c.members
         for n, nd in enumerate(view.nodes):
             c.kind[n] = nd.kind
-            for j in nd.pool:
-                u = _Unit(j, n)
-                c.pool[n].append(u)
-                c._add_member(j, u)
-                shapes.setdefault(j, [1, 0])[1] += 1
-            for sv in nd.slots:
-                s = _Slot(sv.width, sv.anchor_job, sv.anchor_g, n)
-                c.slots[n].append(s)
-                c._add_member(sv.anchor_job, s)
-                shapes.setdefault(sv.anchor_job, [sv.anchor_g, 0])[1] += 1
-                for j in sv.fillers:
-                    u = _Unit(j, n, s)
-                    s.fillers.append(u)
-                    c._add_member(j, u)
-                    shapes.setdefault(j, [1, 0])[1] += 1
+            if nd.pool:
+                pool = c.pool[n]
+                for j in nd.pool:
+                    u = _Unit(j, n)
+                    pool.append(u)
+                    if j in members:
+                        members[j].append(u)
+                        shapes[j][1] += 1
+                    else:
+                        members[j] = [u]
+                        shapes[j] = [1, 1]
+            if nd.slots:
+                slots = c.slots[n]
+                for sv in nd.slots:
+                    a = sv.anchor_job
+                    s = _Slot(sv.width, a, sv.anchor_g, n)
+                    slots.append(s)
+                    if a in members:
+                        members[a].append(s)
+                        shapes[a][1] += 1
+                    else:
+                        members[a] = [s]
+                        shapes[a] = [sv.anchor_g, 1]
+                    for j in sv.fillers:
+                        u = _Unit(j, n, s)
+                        s.fillers.append(u)
+                        if j in members:
+                            members[j].append(u)
+                            shapes[j][1] += 1
+                        else:
+                            members[j] = [u]
+                            shapes[j] = [1, 1]
             c._touch(n)
         for j, (g, w) in shapes.items():
             c.jobs[j] = Job(j, g, w)
@@ -617,17 +732,23 @@ class Compass:
     def _hosts(self, cls: str) -> list[int]:
         """Line 3's N (reading 1): nodes holding a class-C item with room ≥ 1, in index order."""
         if cls == "pool":
-            cands = [n for c in range(1, self.capacity) for n in self._by_fill.members(c)]
+            index, keys = self._by_fill, range(1, self.capacity)
         elif cls in SLOT_CLASSES:
-            w = SLOT_CLASSES[cls]
-            cands = [n for d in range(w, self.capacity) for n in self._by_room.members(d)]
+            index, keys = self._by_room, range(SLOT_CLASSES[cls], self.capacity)
         else:
             raise ValueError(f"unknown Compact class {cls!r}")
+        size = index._size
+        cands = [n for k in keys if size.get(k) for n in index.members(k)]
+        if cls == "pool":  # a node indexed by fill c ≥ 1 is a pool node with c instances
+            return sorted(cands)
         return sorted(n for n in cands if self._class_items(cls, n))
 
     def _best_fit_drain(self, cls: str) -> list[Migration]:
         """BestFitDrain for one class, pseudocode of Compact lines 3–15."""
-        hosts = sorted(self._hosts(cls), key=lambda n: -self._room(cls, n))
+        hosts = self._hosts(cls)
+        if len(hosts) < 2:
+            return []
+        hosts.sort(key=lambda n: -self._room(cls, n))
         moves: list[Migration] = []
         while len(hosts) >= 2:
             src, progress = hosts[0], False

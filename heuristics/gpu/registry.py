@@ -8,12 +8,27 @@ A factory takes ``(n_nodes, capacity, **options)``; the options a policy accepts
 factory's remaining keyword parameters (e.g. ``round_length`` for ``fft``/``drr``,
 ``panels_per_domain`` for ``hier-compass``). An option a policy does not take is an error, never
 silently ignored.
+
+Third-party schedulers register through the entry-point group ``placement_oracles.policies``
+(``importlib.metadata``): in the package's ``pyproject.toml``::
+
+    [project.entry-points."placement_oracles.policies"]
+    my-scheduler = "my_package.scheduler:MyScheduler"
+
+Each entry point names a factory ``(n_nodes, capacity=8, **options) -> Policy``. Entry points are
+merged into the table when a name is first looked up; a built-in name always wins (an entry point
+that reuses one is ignored, and listed by :func:`shadowed_entry_points`). A factory that does not
+load is an error naming the entry point, raised when that name is used, never at import.
+A scheduler that is not registered at all is named by ``package.module:factory``
+(:func:`load_factory`).
 """
 from __future__ import annotations
 
+import importlib
 import inspect
-from functools import partial
-from typing import Callable, Mapping
+from functools import lru_cache, partial
+from importlib.metadata import EntryPoint, entry_points
+from typing import Any, Callable, Mapping
 
 from heuristics.gpu.baselines import RULES, NodeRulePolicy
 from heuristics.gpu.cluster import G_DEFAULT
@@ -46,9 +61,74 @@ _FACTORIES: Mapping[str, PolicyFactory] = {
 }
 
 
+ENTRY_POINT_GROUP = "placement_oracles.policies"
+# The built-in policies that migrate running instances (their admission is judged against a full
+# repacking of the cluster, not only the free GPUs: proofs_check.gpu.policy_claims).
+MIGRATING: frozenset[str] = frozenset({*(f"compass-{v}" for v in VARIANTS), "hier-compass", "sifopt"})
+# What a scheduler must have (heuristics.gpu.policy.Policy), in the protocol's order.
+PROTOCOL_METHODS = ("arrive", "depart", "placement", "clone", "state_key", "running", "with_state")
+PROTOCOL_ATTRIBUTES = ("name", "n_nodes", "capacity")
+
+
+@lru_cache(maxsize=1)
+def _entry_points() -> dict[str, EntryPoint]:
+    """The third-party registrations not shadowed by a built-in name (read once per process)."""
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name not in _FACTORIES}
+
+
+def shadowed_entry_points() -> list[str]:
+    """Entry points ignored because a built-in policy has their name ("name = module:attr")."""
+    return sorted(f"{ep.name} = {ep.value}" for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name in _FACTORIES)
+
+
+def refresh_entry_points() -> None:
+    """Forget the entry points read so far (after installing a package into this process)."""
+    _entry_points.cache_clear()
+
+
 def policy_names() -> list[str]:
-    """The names ``make_policy`` accepts, sorted."""
+    """The names ``make_policy`` accepts, sorted: the built-ins and every registered entry point."""
+    return sorted({*_FACTORIES, *_entry_points()})
+
+
+def builtin_policy_names() -> list[str]:
+    """The built-in names only, sorted."""
     return sorted(_FACTORIES)
+
+
+def policy_migrates(name: str, policy: object | None = None) -> bool:
+    """Whether the policy may migrate running instances: the built-in table, or, for any other
+    scheduler, its ``migrates`` attribute (default False)."""
+    if name in _FACTORIES:
+        return name in MIGRATING
+    return bool(getattr(policy, "migrates", False))
+
+
+def protocol_gaps(obj: object) -> list[str]:
+    """What ``obj`` lacks of the Policy protocol: missing or non-callable methods, missing
+    attributes (empty when it implements it)."""
+    missing = [f"{m}()" for m in PROTOCOL_METHODS if not callable(getattr(obj, m, None))]
+    return missing + [a for a in PROTOCOL_ATTRIBUTES if not hasattr(obj, a)]
+
+
+def load_factory(spec: str) -> PolicyFactory:
+    """The factory named ``package.module:attr`` (a class or a function ``(n_nodes, capacity)``);
+    ValueError naming what could not be found."""
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise ValueError(f"{spec!r} is neither a registered policy nor 'package.module:factory'")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as e:
+        raise ValueError(f"{spec!r}: cannot import module {module_name!r} ({e})") from None
+    obj: Any = module
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise ValueError(f"{spec!r}: module {module_name!r} has no attribute {attr!r}")
+        obj = getattr(obj, part)
+    if not callable(obj):
+        raise ValueError(f"{spec!r}: {attr!r} is not callable (a factory (n_nodes, capacity) -> Policy)")
+    return obj  # type: ignore[no-any-return]
 
 
 def policy_options(name: str) -> list[str]:
@@ -72,7 +152,16 @@ def make_policy(name: str, n_nodes: int, capacity: int = G_DEFAULT, **opts: obje
 
 
 def _factory(name: str) -> PolicyFactory:
-    try:
+    if name in _FACTORIES:
         return _FACTORIES[name]
-    except KeyError:
-        raise ValueError(f"unknown policy {name!r}; known: {', '.join(policy_names())}") from None
+    ep = _entry_points().get(name)
+    if ep is None:
+        raise ValueError(f"unknown policy {name!r}; known: {', '.join(policy_names())}")
+    try:
+        factory = ep.load()
+    except Exception as e:  # a third party's import error, reported by its entry point
+        raise ValueError(f"policy {name!r} (entry point {ep.value!r} of {ENTRY_POINT_GROUP}) does not load: "
+                         f"{type(e).__name__}: {e}") from None
+    if not callable(factory):
+        raise ValueError(f"policy {name!r}: entry point {ep.value!r} is not callable")
+    return factory  # type: ignore[no-any-return]

@@ -21,7 +21,11 @@ from typing import Any, Callable, Sequence
 from heuristics.gpu.compass import VARIANTS
 from proofs_check import catalogue
 from proofs_check.catalogue import DOCS, THEOREMS, VARIANT_CLAIMS, RunOptions
+from proofs_check.cli import verify_policy
 from proofs_check.cli.common import UsageError, make_parser, positive, run, usage_on
+from proofs_check.core import checkpoint, interrupt
+from proofs_check.core.budget import Budget
+from proofs_check.core.checkpoint import CheckpointError, Checkpointer
 from proofs_check.core.engine import Engine
 from proofs_check.core.report import catalogue_text, results_text, summary_text, to_json, to_junit
 from proofs_check.core.search import stderr_progress
@@ -79,6 +83,12 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--json", metavar="PATH", help="write every result (and counterexample) as JSON")
     o.add_argument("--junit", metavar="PATH", help="write a JUnit XML report (one testcase per claim part)")
     o.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    c = p.add_argument_group("interrupts and checkpoints (docs/verify.md)")
+    c.add_argument("--checkpoint", metavar="DIR",
+                   help="write the search state to DIR at every level boundary (atomically)")
+    c.add_argument("--resume", metavar="DIR",
+                   help="continue the run checkpointed in DIR (same claims and bounds; keeps checkpointing there)")
+    verify_policy.add_arguments(p)
     return p
 
 
@@ -91,8 +101,10 @@ def _main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     progress = None if args.quiet else stderr_progress
     if args.list:
-        print(catalogue_text(DOCS.values()))
+        print(catalogue_text(catalogue.ALL_DOCS.values()))
         return 0
+    if args.list_policies:
+        return verify_policy.list_policies()
     for path in (args.json, args.junit):
         if path and not Path(path).resolve().parent.is_dir():
             raise UsageError(f"{path}: directory does not exist")
@@ -106,22 +118,58 @@ def _main(argv: list[str]) -> int:
         return _finish(results, args, argv, None, t0)
     if args.replay:
         return _replay(args, argv, t0)
-    ids = _selected(args)
+    policy = verify_policy.wanted(args)
+    ids = verify_policy.selected(args) if policy else verify_policy.without_policy(_selected(args))
     if args.min_nodes > args.max_nodes:
         raise UsageError(f"--min-nodes {args.min_nodes} > --max-nodes {args.max_nodes}")
-    bounds = _bounds(args)
+    bounds = verify_policy.bounds(args, argv, _bounds(args)) if policy else _bounds(args)
+    target, params = verify_policy.target_and_params(args) if policy else (None, None)
     with usage_on(ValueError):
         hier = hier_claims.bounds_from_args(args)
     print(f"verify: {', '.join(ids)}")
     if any(not hier_claims.owns(c) for c in ids):
         print(bounds_text(bounds, args.time_limit))
-    deadline = None if args.time_limit is None else time.perf_counter() + args.time_limit
-    with Engine(args.backend, args.workers, args.address) as engine:
-        opts = RunOptions(bounds, hier, args.variant, None, engine, deadline, progress, args.seed, args.random,
-                          args.random_nodes)
-        results = catalogue.run(ids, opts)
-    print(results_text(results, DOCS))
-    return _finish(results, args, argv, bounds.describe(), t0)
+    deadline = None if args.time_limit is None else Budget(args.time_limit)
+    with interrupt.handling():
+        with Engine(args.backend, args.workers, args.address) as engine:
+            ckpt = _checkpointer(args, ids, bounds, hier, engine.shard_count)
+            opts = RunOptions(bounds, hier, args.variant, None, engine, deadline, progress, args.seed, args.random,
+                              args.random_nodes, policy=target, policy_params=params)
+            with checkpoint.using(ckpt):
+                results = catalogue.run(ids, opts)
+            lost = engine.lost
+        stopped = interrupt.requested()
+    print(results_text(results, catalogue.ALL_DOCS))
+    extra: dict[str, Any] = {}
+    if isinstance(deadline, Budget):
+        print(deadline.text())
+        extra["time_budget"] = deadline.describe()
+    if stopped:
+        print("verify: interrupted; the report covers what was checked so far (unfinished claims: inconclusive)",
+              file=sys.stderr)
+        extra["interrupted"] = True
+    if lost:
+        print(f"verify: cannot recover: {lost}; unfinished claims are inconclusive", file=sys.stderr)
+        extra["lost_workers"] = lost
+    if ckpt is not None:
+        extra["checkpoint"] = {"dir": str(ckpt.dir), "writes": ckpt.writes}
+    return _finish(results, args, argv, bounds.describe(), t0, extra)
+
+
+def _checkpointer(args: argparse.Namespace, ids: list[str], bounds: Bounds, hier: Any,
+                  shards: int) -> Checkpointer | None:
+    """--checkpoint DIR / --resume DIR; a checkpoint of other claims or bounds, or a damaged one, is a
+    usage error (exit 2, one line)."""
+    if args.checkpoint is None and args.resume is None:
+        return None
+    if args.checkpoint is not None and args.resume is not None and \
+            Path(args.checkpoint).resolve() != Path(args.resume).resolve():
+        raise UsageError("--checkpoint and --resume name different directories")
+    identity = {"claims": list(ids), "bounds": bounds.describe(), "variant": args.variant, "shards": shards,
+                "random": args.random, "seed": args.seed, "random_nodes": args.random_nodes,
+                "hier": hier.describe() if any(hier_claims.owns(c) for c in ids) else None}
+    with usage_on(CheckpointError, OSError):
+        return Checkpointer(args.resume or args.checkpoint, identity, resume=args.resume is not None)
 
 
 def _selected(args: argparse.Namespace) -> list[str]:
@@ -163,12 +211,12 @@ def _replay(args: argparse.Namespace, argv: list[str], t0: float) -> int:
 
 
 def _finish(results: list[ClaimResult], args: argparse.Namespace, argv: list[str], bounds: dict[str, Any] | None,
-            t0: float) -> int:
+            t0: float, extra: dict[str, Any] | None = None) -> int:
     elapsed = time.perf_counter() - t0
     if args.json:
-        Path(args.json).write_text(to_json(results, argv, bounds))
+        Path(args.json).write_text(to_json(results, argv, bounds, extra))
     if args.junit:
-        Path(args.junit).write_text(to_junit(results, elapsed, DOCS))
+        Path(args.junit).write_text(to_junit(results, elapsed, catalogue.ALL_DOCS))
     print(summary_text(results) + f" [{elapsed:.1f}s]")
     return exit_code(results)
 

@@ -15,6 +15,7 @@ functions travel with cloudpickle. Design and measurements: docs/scaling.md.
 """
 from __future__ import annotations
 
+import inspect
 import os
 import traceback
 from typing import Any, Callable, Iterator, Protocol, Sequence
@@ -27,12 +28,20 @@ class EngineError(RuntimeError):
     """The engine cannot run (missing package, unreachable cluster): a usage error, exit 2."""
 
 
+class WorkerLost(RuntimeError):
+    """A shard's process or Dask worker is gone (killed, connection closed). The search recovers
+    by rebuilding its shards on the workers that remain; with none left the exploration stops
+    (inconclusive), never with a traceback."""
+
+
 class Pool(Protocol):
     """Shards started by :meth:`Engine.pool`."""
 
     def call(self, method: str, args: Sequence[tuple[Any, ...]]) -> list[Any]: ...
 
     def close(self) -> None: ...
+
+    def abort(self) -> None: ...
 
 
 class InProcessPool:
@@ -47,9 +56,15 @@ class InProcessPool:
     def close(self) -> None:
         self.shards = []
 
+    def abort(self) -> None:
+        self.shards = []
+
 
 def _serve(conn: Any, factory: Callable[..., Any], index: int, count: int, args: tuple[Any, ...]) -> None:
     """A forked worker: run the shard's methods on command until told to stop."""
+    from proofs_check.core.interrupt import shield_child
+
+    shield_child()
     shard = factory(index, count, *args)
     while True:
         msg = conn.recv()
@@ -82,7 +97,10 @@ class LocalPool:
     def call(self, method: str, args: Sequence[tuple[Any, ...]]) -> list[Any]:
         for conn, a in zip(self.conns, args):
             conn.send((method, a))
-        replies = [conn.recv() for conn in self.conns]
+        try:
+            replies = [conn.recv() for conn in self.conns]
+        except (EOFError, OSError) as e:
+            raise WorkerLost(f"a shard process ended during {method} ({type(e).__name__})") from None
         for status, value in replies:
             if status == "error":
                 raise RuntimeError(f"shard failed in {method}:\n{value}")
@@ -99,26 +117,134 @@ class LocalPool:
             if proc.is_alive():
                 proc.terminate()
 
+    def abort(self) -> None:
+        """End the shard processes now (an interrupt: they may be busy in a level)."""
+        for proc in self.procs:
+            if proc.is_alive():
+                proc.terminate()
+        for proc in self.procs:
+            proc.join(timeout=5)
+            if proc.is_alive():
+                proc.kill()
+        for conn in self.conns:
+            conn.close()
+        self.procs, self.conns = [], []
+
 
 class DaskPool:
     """Shards as Dask actors, placed round-robin on the cluster's workers. Each shard gets the
     handles of all shards (``set_peers``) so it can deliver batches to the others directly."""
 
     def __init__(self, client: Any, factory: Callable[..., Any], count: int, args: tuple[Any, ...]) -> None:
-        workers = sorted(client.scheduler_info()["workers"])
-        self.futures = [client.submit(factory, i, count, *args, actor=True, pure=False,
-                                      workers=[workers[i % len(workers)]]) for i in range(count)]
-        self.actors = [f.result() for f in self.futures]
-        self.call("set_peers", [(self.actors,)] * count)
+        self.client, self.futures, self.actors, self.placed = client, [], [], []
+        workers = live_workers(client)
+        try:
+            self.placed = [workers[i % len(workers)] for i in range(count)]
+            self.futures = [client.submit(factory, i, count, *args, actor=True, pure=False, workers=[w])
+                            for i, w in enumerate(self.placed)]
+            self.actors = [f.result(timeout=LOST_AFTER) for f in self.futures]
+        except Exception as e:
+            self.close()
+            raise WorkerLost(f"no Dask worker left that starts the shards ({_why(e)})") from None
+        self.call("set_peers", [([_Peer(a) for a in self.actors],)] * count)
 
     def call(self, method: str, args: Sequence[tuple[Any, ...]]) -> list[Any]:
-        pending = [getattr(actor, method)(*a) for actor, a in zip(self.actors, args)]
-        return [p.result() for p in pending]
+        try:
+            pending = [getattr(actor, method)(*a) for actor, a in zip(self.actors, args)]
+            return [self._wait(p, method) for p in pending]
+        except WorkerLost:
+            raise
+        except Exception as e:
+            if _is_loss(e):
+                raise WorkerLost(f"a Dask worker was lost during {method} ({_why(e)})") from None
+            raise
+
+    def _wait(self, pending: Any, method: str) -> Any:
+        """The call's result; WorkerLost as soon as a worker holding a shard has left the cluster
+        (a call to a killed worker's actor would otherwise wait for ever)."""
+        while True:
+            try:
+                return pending.result(timeout=POLL)
+            except TimeoutError:
+                gone = set(self.placed) - set(self.client.scheduler_info()["workers"])
+                if gone:
+                    raise WorkerLost(f"Dask worker {sorted(gone)[0]} was lost during {method}") from None
 
     def close(self) -> None:
         self.actors = []
         for f in self.futures:
             f.cancel()
+
+    def abort(self) -> None:
+        self.close()
+
+
+class _Peer:
+    """A shard's handle on another shard's actor. Dask hands an actor on the *same* worker back as
+    the bare method, so an ``async`` method then returns a coroutine instead of a future (two
+    shards share a worker when there are fewer workers than shards, e.g. after one was lost): it
+    is run to completion here and wrapped so that ``.result()`` works either way."""
+
+    def __init__(self, actor: Any) -> None:
+        self.actor = actor
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        if name.startswith("__") or name == "actor":  # pickling looks these up before __init__ ran
+            raise AttributeError(name)
+        attr = getattr(self.actor, name)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            out = attr(*args, **kwargs)
+            return _Done(_finish(out)) if inspect.iscoroutine(out) else out
+        return call
+
+
+class _Done:
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def result(self, timeout: Any = None) -> Any:
+        return self.value
+
+
+def _finish(coro: Any) -> Any:
+    """Run a coroutine that never suspends (a shard's ``receive``) to its value."""
+    try:
+        coro.send(None)
+    except StopIteration as stop:
+        return stop.value
+    coro.close()
+    raise RuntimeError("a peer method suspended; it must complete without awaiting")
+
+
+POLL = 1.0  # seconds between checks that the shards' workers are still there
+# seconds to wait for an actor to start, or for a worker to (re)appear (a nanny restarting it)
+LOST_AFTER = float(os.environ.get("PLACEMENT_ORACLES_WORKER_WAIT", "30"))
+
+
+def live_workers(client: Any) -> list[str]:
+    """The cluster's workers now (waiting up to LOST_AFTER for one, e.g. a nanny restarting a
+    killed worker); WorkerLost when none appears."""
+    workers = sorted(client.scheduler_info()["workers"])
+    if not workers:
+        try:
+            client.wait_for_workers(1, timeout=LOST_AFTER)
+        except Exception:
+            raise WorkerLost("no Dask worker left") from None
+        workers = sorted(client.scheduler_info()["workers"])
+    return workers
+
+
+def _is_loss(e: BaseException) -> bool:
+    """A lost worker or connection (rather than an error in the shard's own code)."""
+    if isinstance(e, (OSError, EOFError, TimeoutError)):
+        return True
+    return type(e).__name__ in ("KilledWorker", "CommClosedError", "CancelledError", "FutureCancelledError")
+
+
+def _why(e: BaseException) -> str:
+    text = " ".join(str(e).split()) or type(e).__name__
+    return text[:200]
 
 
 class Engine:
@@ -138,6 +264,7 @@ class Engine:
         self.workers = workers if workers is not None else (1 if backend == "local" else None)
         self.client: Any = None
         self.cluster: Any = None
+        self.lost = ""  # why the engine can no longer run shards (every Dask worker gone), once it happened
 
     def __enter__(self) -> "Engine":
         if self.backend == "dask":

@@ -13,7 +13,7 @@ from typing import Any, Iterable, Mapping
 from xml.etree import ElementTree as ET
 
 from proofs_check.core.claim import ClaimDoc
-from proofs_check.core.verdict import ClaimResult, Verdict, exit_code
+from proofs_check.core.verdict import ClaimResult, Verdict, covered, covered_text, exit_code
 
 Docs = Mapping[str, ClaimDoc]
 
@@ -55,6 +55,9 @@ def exploration_table(label: str, sizes: list[dict[str, Any]], bounds: dict[str,
 def claim_text(r: ClaimResult, docs: Docs) -> str:
     c = docs.get(r.claim_id.split("[")[0])
     lines = [f"{r.claim_id}: {r.verdict.value.upper()} — {r.message}"]
+    cov = covered(r) if r.verdict is Verdict.INCONCLUSIVE else None
+    if cov is not None:
+        lines.append("    " + covered_text(cov))
     if c is not None:
         lines.append(f"    {c.ref}; property: {c.property}")
     if r.counterexample is not None:
@@ -96,7 +99,8 @@ def to_json(results: list[ClaimResult], argv: list[str], bounds: dict[str, Any] 
         "bounds": bounds,
         "exit_code": exit_code(results),
         "results": [{"claim_id": r.claim_id, "verdict": r.verdict.value, "message": r.message,
-                     "bounds": r.bounds, "stats": r.stats, "counterexample": r.counterexample} for r in results],
+                     "bounds": r.bounds, "covered": covered(r), "stats": r.stats,
+                     "counterexample": r.counterexample} for r in results],
         **(extra or {}),
     }
     return json.dumps(doc, indent=1, ensure_ascii=False, default=str)
@@ -115,7 +119,13 @@ def to_junit(results: list[ClaimResult], elapsed: float, docs: Docs) -> str:
             el = ET.SubElement(case, "failure", message=r.message, type="violated")
             el.text = claim_text(r, docs)
         elif r.verdict == Verdict.INCONCLUSIVE:
-            ET.SubElement(case, "error", message=r.message, type="inconclusive")
+            cov = covered(r)
+            el = ET.SubElement(case, "error", message=r.message, type="inconclusive")
+            if cov is not None:
+                el.text = covered_text(cov)
+                props = ET.Element("properties")
+                case.insert(0, props)
+                ET.SubElement(props, "property", name="covered", value=json.dumps(cov, ensure_ascii=False))
         elif r.verdict == Verdict.VACUOUS:
             ET.SubElement(case, "skipped", message=f"vacuous: {r.message}")
         out = ET.SubElement(case, "system-out")

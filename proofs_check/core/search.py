@@ -32,14 +32,19 @@ covered makes the exploration incomplete: nothing that was not found may then be
 """
 from __future__ import annotations
 
+import copy
 import pickle
 import sys
 import time
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Generic, Hashable, Iterable, Sequence
 
-from proofs_check.core.engine import SERIAL, Engine, Pool
+from proofs_check.core import interrupt
+from proofs_check.core.engine import SERIAL, Engine, WorkerLost
+from proofs_check.core.interrupt import INTERRUPTED
+from proofs_check.core.records import Exploration, Finding, Limits, PropertyOutcome, SizeStats
+from proofs_check.core.recovery import MAX_RECOVERIES, Resumable, Saver, Shards, shard_checkpoint, shard_restore
 from proofs_check.core.model import A, Numbers, On, Outcome, Property, S, StateModel, Step, Undecided, failure_numbers
 
 Rank = tuple[int, ...]
@@ -54,64 +59,6 @@ def stderr_progress(msg: str) -> None:
 def owner(state: Hashable, count: int) -> int:
     """The shard that owns ``state``: a hash that is the same in every process and on every host."""
     return zlib.crc32(repr(state).encode()) % count
-
-
-@dataclass(frozen=True)
-class Limits:
-    """The search's own bounds (the model's actions carry the rest)."""
-
-    depth: int
-    max_states: int  # distinct states per size; more → incomplete
-
-
-@dataclass
-class Finding(Generic[S, A]):
-    """The first step where a property fired, with its shortest trace from the initial state."""
-
-    size: int
-    actions: list[A]
-    states: list[S]  # the representative after each action (unchanged after a failed one)
-    numbers: Numbers
-    failure: str = ""  # the system's reason when the last action failed
-
-
-@dataclass
-class PropertyOutcome(Generic[S, A]):
-    finding: Finding[S, A] | None = None
-    premise_met: bool = False
-    undecided: str = ""  # a test could not decide (solver limit)
-
-
-@dataclass
-class SizeStats:
-    """TLC-style figures of one size's exploration."""
-
-    size: int
-    generated: int = 0
-    distinct: int = 0
-    refused: int = 0  # actions the system did not admit (state unchanged)
-    failures: int = 0  # operator failures
-    pruned: int = 0  # successors outside the premise filter (``model.within``)
-    depth_reached: int = 0
-    at_depth_bound: int = 0  # states not expanded because they sit at the depth bound
-    queue_left: int = 0  # states still queued when a budget stopped the search
-    seconds: float = 0.0
-    complete: bool = True
-    stop_reason: str = ""
-
-    @property
-    def rate(self) -> float:
-        return self.distinct / self.seconds if self.seconds > 0 else float("inf")
-
-
-@dataclass
-class Exploration(Generic[S, A]):
-    sizes: list[SizeStats] = field(default_factory=list)
-    outcomes: dict[str, PropertyOutcome[S, A]] = field(default_factory=dict)
-
-    @property
-    def complete(self) -> bool:
-        return all(s.complete for s in self.sizes)
 
 
 # --------------------------------------------------------------------------- per-level results by rank
@@ -220,36 +167,48 @@ class Shard(Generic[S, A]):
         out: list[dict[S, tuple[Rank, Step[S, A]]]] = [{} for _ in range(self.count)]
         self.expanded = []
         timed_out = False
+        # The inner loop runs once per transition: locals instead of attribute look-ups, no
+        # owner hash with one shard, one Step per successor (``_represented`` updates it).
+        step, within, actions = model.step, model.within, model.actions
+        count, index, seen = self.count, self.index, self.seen
+        expanded = self.expanded
+        refused_, failed_ = Outcome.REFUSED, Outcome.FAILED
         for path, state in self.frontier:
             if wall_deadline is not None and time.time() > wall_deadline:
                 timed_out = True
                 break
             ex = _Expanded(path)
-            self.expanded.append(ex)
-            for i, action in enumerate(model.actions(state)):
-                rank = path + (i,)
-                ex.generated += 1
-                st = model.step(state, action)
-                if st.outcome is Outcome.REFUSED:
+            expanded.append(ex)
+            acts = actions(state)
+            if not isinstance(acts, (list, tuple)):
+                acts = list(acts)
+            ex.generated = len(acts)
+            for i, action in enumerate(acts):
+                st = step(state, action)
+                outcome = st.outcome
+                if outcome is refused_:
                     ex.refused += 1
                     continue
-                if st.outcome is Outcome.FAILED:
+                if outcome is failed_:
                     ex.failures += 1
                     for p in failure_props:
-                        tally.found(p.name, rank, failure_numbers(st.reason), st.reason)
+                        tally.found(p.name, path + (i,), failure_numbers(st.reason), st.reason)
                     continue
                 st = _represented(model, st)
-                if not model.within(st):
+                if not within(st):
                     ex.pruned += 1
                     continue
-                tally.evaluate(props, st, False, rank)
-                dest = owner(st.state, self.count)
-                if dest == self.index and st.state in self.seen:
+                rank = path + (i,)
+                if props:
+                    tally.evaluate(props, st, False, rank)
+                succ = st.state
+                dest = index if count == 1 else owner(succ, count)
+                if dest == index and succ in seen:
                     continue
                 box = out[dest]
-                prev = box.get(st.state)
+                prev = box.get(succ)
                 if prev is None or rank < prev[0]:
-                    box[st.state] = (rank, st)
+                    box[succ] = (rank, st)
         self.own = out[self.index]
         batches: list[bytes | None] = [
             None if j == self.index or not box else pickle.dumps(list(box.items()), pickle.HIGHEST_PROTOCOL)
@@ -296,8 +255,18 @@ class Shard(Generic[S, A]):
         return out
 
 
+Shard.checkpoint = shard_checkpoint  # type: ignore[attr-defined]
+Shard.restore = shard_restore  # type: ignore[attr-defined]
+
+
 def _represented(model: StateModel[S, A], st: Step[S, A]) -> Step[S, A]:
-    return Step(st.prev, st.action, st.outcome, model.representative(st.state), st.detail, st.reason)
+    """``st`` with its state replaced by the representative. The step is the model's fresh
+    value and only the search holds it, so it is updated in place rather than copied (the
+    memo is kept: what a model caches there is a function of the equivalence class)."""
+    rep = model.representative(st.state)
+    if rep is not st.state:
+        object.__setattr__(st, "state", rep)
+    return st
 
 
 # --------------------------------------------------------------------------- the coordinator
@@ -305,42 +274,93 @@ def explore(models: Iterable[StateModel[S, A]], properties: Sequence[Property[S,
             engine: Engine = SERIAL, deadline: float | None = None, progress: Progress | None = None,
             label: str = "") -> Exploration[S, A]:
     """Explore each model in turn (sizes grow); stop once every property has a finding, or when a
-    size's exploration is incomplete (a budget hit: larger sizes would not be covered either)."""
+    size's exploration is incomplete (a budget hit: larger sizes would not be covered either).
+
+    An interrupt (SIGINT/SIGTERM, :mod:`~proofs_check.core.interrupt`) or the loss of every Dask
+    worker stops the size in progress (or, before it starts, the first size) with that reason.
+    A :class:`~proofs_check.core.budget.Budget` deadline gives this exploration its share of the
+    time left. Under a :mod:`~proofs_check.core.checkpoint` session a finished exploration is
+    returned from the checkpoint and an unfinished one continues at its last level boundary."""
+    run = Resumable(label, deadline, progress)
+    done: Exploration[S, A] | None = run.finished()
+    if done is not None:
+        return done
+    point = run.point()
     result: Exploration[S, A] = Exploration(outcomes={p.name: PropertyOutcome() for p in properties})
+    resume: dict[str, Any] | None = None
+    if point is not None:
+        result, resume = point["exploration"], point.get("size")
+    done_sizes = {s.size for s in result.sizes}
     for model in models:
+        if model.size in done_sizes:
+            continue
+        stopped = interrupt.requested() or engine.lost
+        if stopped:
+            result.sizes.append(SizeStats(model.size, complete=False, stop_reason=stopped))
+            break
         open_props = [p for p in properties if result.outcomes[p.name].finding is None]
         if not open_props:
             break
-        stats = _explore_size(model, open_props, result.outcomes, limits, engine, deadline, progress, label)
+        here = resume if resume is not None and resume["stats"].size == model.size else None
+        saver = run.saver(result)
+        stats = _explore_size(model, open_props, result.outcomes, limits, engine, run.deadline, progress, label,
+                              here, saver)
+        resume = None
         result.sizes.append(stats)
         if not stats.complete:
             break
+        if saver is not None:
+            saver.size_done()
+    run.end(result, result.complete, "" if result.complete else result.sizes[-1].stop_reason)
     return result
 
 
 def _explore_size(model: StateModel[S, A], props: list[Property[S, A]], outcomes: dict[str, PropertyOutcome[S, A]],
                   limits: Limits, engine: Engine, deadline: float | None, progress: Progress | None,
-                  label: str) -> SizeStats:
+                  label: str, resume: dict[str, Any] | None = None, saver: Saver | None = None) -> SizeStats:
     t0 = time.perf_counter()
-    stats = SizeStats(model.size)
-    roots = _roots(model)
-    stats.distinct = len(roots)
-    tally = Tally()
-    for i, root in enumerate(roots):
-        tally.evaluate(props, Step(None, None, Outcome.APPLIED, root), True, (i,))
-    _apply(tally, props, outcomes, model)
-    spec = _Spec(model, tuple(props))
-    pool = engine.pool(Shard, spec)
     k = engine.shard_count
+    seeds: list[tuple[Any, ...]] | None = None
+    if resume is None:
+        stats = SizeStats(model.size)
+        roots = _roots(model)
+        stats.distinct = len(roots)
+        tally = Tally()
+        for i, root in enumerate(roots):
+            tally.evaluate(props, Step(None, None, Outcome.APPLIED, root), True, (i,))
+        _apply(tally, props, outcomes, model)
+        seeds = [([((i,), r) for i, r in enumerate(roots) if owner(r, k) == j],) for j in range(k)]
+        depth, frontier, snapshot = 0, stats.distinct, None
+    else:
+        stats = copy.deepcopy(resume["stats"])
+        depth, frontier, snapshot = resume["depth"], resume["frontier"], resume["shards"]
+        t0 -= stats.seconds
+    shards = Shards(engine, Shard, _Spec(model, tuple(props)))
+    keep = engine.backend == "dask" or saver is not None
+    aborted = False
     try:
-        pool.call("seed", [([((i,), r) for i, r in enumerate(roots) if owner(r, k) == j],) for j in range(k)])
-        _levels(pool, k, stats, props, outcomes, limits, model, deadline, progress, label, t0)
+        with interrupt.armed():
+            snapshot = shards.start(seeds, snapshot, keep)
+        _levels(shards, k, stats, props, outcomes, limits, model, deadline, progress, label, t0, depth, frontier,
+                saver, snapshot)
+    except interrupt.Interrupted:  # before the first level started
+        aborted = True
+        _stop(stats, INTERRUPTED, frontier)
+    except WorkerLost as e:
+        aborted = True
+        engine.lost = f"workers lost: {e}"
+        _stop(stats, engine.lost, frontier)
     finally:
-        pool.close()
+        aborted = aborted or stats.stop_reason == INTERRUPTED or bool(engine.lost)
+        try:
+            shards.finish(aborted)
+        except Exception:
+            pass
     stats.seconds = time.perf_counter() - t0
     if progress is not None:
         where = f" ({k} {engine.backend} shards)" if engine.partitioned else ""
-        progress(f"[{label} N={model.size}] done{where}: {stats.distinct} distinct, {stats.generated} generated, "
+        progress(f"[{label} N={model.size}] {'done' if stats.complete else stats.stop_reason}{where}: "
+                 f"{stats.distinct} distinct, {stats.generated} generated, "
                  f"depth {stats.depth_reached}, {stats.seconds:.1f}s ({stats.rate:,.0f} distinct/s)")
     return stats
 
@@ -354,31 +374,49 @@ def _roots(model: StateModel[S, A]) -> list[S]:
     return out
 
 
-def _levels(pool: Pool, k: int, stats: SizeStats, props: list[Property[S, A]],
+def _levels(shards: Shards, k: int, stats: SizeStats, props: list[Property[S, A]],
             outcomes: dict[str, PropertyOutcome[S, A]], limits: Limits, model: StateModel[S, A],
-            deadline: float | None, progress: Progress | None, label: str, t0: float) -> None:
-    frontier, depth = stats.distinct, 0
+            deadline: float | None, progress: Progress | None, label: str, t0: float, depth: int = 0,
+            frontier: int | None = None, saver: Saver | None = None, snapshot: list[Any] | None = None) -> None:
+    """Level by level from ``depth`` (``frontier`` states queued). With a ``snapshot`` (the shards'
+    state at the start of the level) every level also returns the shards' state at its end: kept
+    on the coordinator, it is where a level a lost worker interrupted is recomputed from (on the
+    workers left), and it is what the checkpoint holds."""
+    frontier = stats.distinct if frontier is None else frontier
+    keep = snapshot is not None
+    where = f"{label} N={model.size}"
     while frontier:
         if depth >= limits.depth:
             stats.at_depth_bound = frontier
             return
+        if saver is not None and snapshot is not None:
+            stats.seconds = time.perf_counter() - t0
+            saver.level(stats, depth, frontier, snapshot)
         now = time.perf_counter()
         left = limits.max_states - stats.distinct
         if (deadline is not None and now > deadline) or left <= 0:
             _stop(stats, "time limit" if deadline is not None and now > deadline else
                   f"max-states {limits.max_states}", frontier)
             return
+        if interrupt.requested():
+            _stop(stats, INTERRUPTED, frontier)
+            return
         open_names = [p.name for p in props if outcomes[p.name].finding is None]
         wall = None if deadline is None else time.time() + (deadline - now)
-        expanded = pool.call("expand", [(wall, open_names)] * k)
-        absorbed = pool.call("absorb", [([b[j] for b, _ in expanded], open_names) for j in range(k)])
-        reports = [r for _, r in expanded]
-        tally = Tally()
-        for r in reports + absorbed:
-            tally.merge(r["tally"])
-        new = sum(a["new"] for a in absorbed)
+        for attempt in range(MAX_RECOVERIES + 1):
+            try:
+                with interrupt.armed():
+                    done = _level(shards, k, open_names, wall, left, keep)
+                break
+            except interrupt.Interrupted:
+                _stop(stats, INTERRUPTED, frontier)
+                return
+            except WorkerLost as e:
+                if snapshot is None or attempt == MAX_RECOVERIES:
+                    raise
+                shards.recover(snapshot, str(e), progress, where)
+        reports, tally, new, cut, snapshot = done
         timed_out = any(r["timed_out"] for r in reports)
-        cut = _budget_cut(pool, k, left) if new >= left and not timed_out else None
         if cut is not None:
             limit, figures = cut
             _add(stats, figures)
@@ -398,12 +436,30 @@ def _levels(pool: Pool, k: int, stats: SizeStats, props: list[Property[S, A]],
         frontier = new
         if progress is not None and new:
             elapsed = time.perf_counter() - t0
-            progress(f"[{label} N={model.size}] level {depth}: {stats.distinct:,} distinct, "
+            progress(f"[{where}] level {depth}: {stats.distinct:,} distinct, "
                      f"{stats.generated:,} generated, {new:,} new, {stats.distinct / elapsed:,.0f} distinct/s")
         if all(outcomes[p.name].finding is not None for p in props):
             stats.stop_reason = "every probe decided"
             stats.queue_left = frontier
             return
+
+
+def _level(shards: Shards, k: int, open_names: list[str], wall: float | None, left: int,
+           keep: bool) -> tuple[list[dict[str, Any]], Tally, int, tuple[Rank, dict[str, int]] | None, list[Any] | None]:
+    """One level on every shard: expand, absorb, where the state budget ends inside it the cut, and
+    with ``keep`` the shards' state at its end. Nothing is applied before all of it succeeded, so a
+    level a lost worker broke is recomputed from the start."""
+    expanded = shards.call("expand", [(wall, open_names)] * k)
+    absorbed = shards.call("absorb", [([b[j] for b, _ in expanded], open_names) for j in range(k)])
+    reports = [r for _, r in expanded]
+    tally = Tally()
+    for r in reports + absorbed:
+        tally.merge(r["tally"])
+    new = sum(a["new"] for a in absorbed)
+    timed_out = any(r["timed_out"] for r in reports)
+    cut = _budget_cut(shards, k, left) if new >= left and not timed_out else None
+    after = shards.call("checkpoint", [()] * k) if keep and cut is None and not timed_out else None
+    return reports, tally, new, cut, after
 
 
 def _stop(stats: SizeStats, reason: str, queue_left: int) -> None:
@@ -417,7 +473,7 @@ def _add(stats: SizeStats, figures: dict[str, int]) -> None:
         setattr(stats, c, getattr(stats, c) + figures[c])
 
 
-def _budget_cut(pool: Pool, k: int, left: int) -> tuple[Rank, dict[str, int]] | None:
+def _budget_cut(pool: Any, k: int, left: int) -> tuple[Rank, dict[str, int]] | None:
     """Where a rank-order search would stop in this level, and its figures up to there (or None
     when it completes the level: the budget then stops it before the next level, as here)."""
     firsts = sorted(r for part in pool.call("smallest_parents", [(left,)] * k) for r in part)

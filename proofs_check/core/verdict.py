@@ -98,9 +98,63 @@ def explored_verdict(prop: "Property[Any, Any]", out: "PropertyOutcome[Any, Any]
         return Verdict.INCONCLUSIVE, out.undecided
     if not exp.complete:
         last = exp.sizes[-1]
-        return Verdict.INCONCLUSIVE, f"{last.stop_reason} hit at {says.where(last.size)} ({last.queue_left} states queued)"
+        if last.distinct == 0:
+            stop = f"{last.stop_reason} before {says.where(last.size)} was explored"
+        else:
+            stop = f"{last.stop_reason} at {says.where(last.size)} ({last.queue_left:,} states queued)"
+        return Verdict.INCONCLUSIVE, f"{stop}; {coverage_text(prop, out, exp, first_size, says)}"
     if prop.expect is Expect.REACHABLE:
         return Verdict.INCONCLUSIVE, f"target not reached within the bounds ({covered})"
     if prop.premise is not None and not out.premise_met:
         return Verdict.VACUOUS, f"premise never met ({covered})"
     return Verdict.HOLDS, f"holds within bounds ({covered}, {says.rest})"
+
+
+def coverage_text(prop: "Property[Any, Any]", out: "PropertyOutcome[Any, Any]", exp: "Exploration[Any, Any]",
+                  first_size: int, says: Explained) -> str:
+    """What an incomplete exploration did prove: the sizes covered completely, and how deep the
+    size it stopped in was covered ("holds for N=2..3 within the bounds; N=4 covered to depth 7")."""
+    full = [s for s in exp.sizes if s.complete]
+    parts: list[str] = []
+    if full:
+        span = says.span(full[0].size, full[-1].size) if len(full) > 1 else says.where(full[0].size)
+        if prop.expect is Expect.REACHABLE:
+            parts.append(f"not reached in {span} (fully covered)")
+        elif prop.premise is not None and not out.premise_met:
+            parts.append(f"no violation in {span} (fully covered; premise not met yet)")
+        else:
+            parts.append(f"holds for {span} within the bounds ({says.rest})")
+    last = exp.sizes[-1] if exp.sizes else None
+    if last is not None and not last.complete:
+        if last.distinct:
+            parts.append(f"{says.where(last.size)} covered to depth {last.depth_reached}")
+    return "; ".join(parts) if parts else "no size covered yet"
+
+
+def covered(r: ClaimResult) -> dict[str, Any] | None:
+    """The structured coverage of an explored claim (JSON ``covered``, JUnit): the sizes covered
+    completely, and the size a budget or an interrupt stopped in, covered to which depth."""
+    sizes = r.stats.get("sizes")
+    if not sizes:
+        return None
+    bound = r.bounds.get("depth")
+    full = [s["N"] for s in sizes if s["complete"]]
+    out: dict[str, Any] = {"complete": not any(not s["complete"] for s in sizes), "sizes covered": full,
+                           "depth bound": bound}
+    last = sizes[-1]
+    if not last["complete"]:
+        out["stopped"] = {"N": last["N"], "reason": last["stop"], "covered to depth": last["depth"],
+                          "distinct": last["distinct"], "queue left": last["queue left"],
+                          "started": last["distinct"] > 0}
+    return out
+
+
+def covered_text(c: dict[str, Any]) -> str:
+    full = c["sizes covered"]
+    parts = [f"N = {full[0]}..{full[-1]} completely" if len(full) > 1 else
+             f"N = {full[0]} completely" if full else "no size completely"]
+    st = c.get("stopped")
+    if st is not None:
+        parts.append(f"N = {st['N']} to depth {st['covered to depth']} of {c['depth bound']} ({st['reason']})"
+                     if st["started"] else f"N = {st['N']} not started ({st['reason']})")
+    return "covered: " + "; ".join(parts)

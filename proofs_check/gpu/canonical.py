@@ -58,8 +58,24 @@ FlatState = AbsView | Placement
 
 
 def canonical(state: FlatState) -> FlatState:
-    """The canonical representative of ``state`` (an ``AbsView`` or a ``Placement``)."""
-    return canonical_map(state)[0]
+    """The canonical representative of ``state`` (an ``AbsView`` or a ``Placement``).
+
+    The same value as ``canonical_map(state)[0]``, memoised on the whole state (the explorer
+    meets the same raw successor again and again) and, for an ``AbsView``, computed from per-node
+    and per-component memos (see ``_canonical_abs``)."""
+    rep = _state_memo.get(state)
+    if rep is None:
+        if len(_state_memo) >= _MEMO_LIMIT:
+            _state_memo.clear()
+        rep = _canonical_abs(state) if isinstance(state, AbsView) else canonical_map(state)[0]
+        _state_memo[state] = rep
+    return rep
+
+
+def clear_memos() -> None:
+    """Forget every memoised form (benchmarks measure cold runs with it)."""
+    for memo in (_state_memo, _memo, _node_memo, _out_memo, _part_memo, _norm_memo):
+        memo.clear()
 
 
 def canonical_map(state: FlatState) -> tuple[FlatState, list[int], dict[int, int]]:
@@ -172,7 +188,112 @@ def _jobs_of(node: _Node) -> Iterable[int]:
 # A component's canonical form depends only on its own contents (raw ids included), and the
 # explorer meets the same untouched components again and again: memoise them.
 _memo: dict[tuple[_Node, ...], tuple[tuple, list[int], dict[int, int]]] = {}
-_MEMO_LIMIT = 500_000
+_MEMO_LIMIT = 300_000
+
+
+_state_memo: dict[Any, Any] = {}  # whole state -> representative
+_node_memo: dict[NodeView, tuple[_Node, tuple[int, ...]]] = {}  # NodeView -> (_Node, its jobs)
+_out_memo: dict[tuple[tuple[_Node, ...], int], tuple[NodeView, ...]] = {}  # (component, label offset) -> nodes
+
+
+def _canonical_abs(view: AbsView) -> AbsView:
+    """``canonical_map(view)[0]`` for an ``AbsView``, step for step the same computation
+    (components, each canonicalised alone and memoised, sorted by code, labels offset by the
+    jobs of the components before), with the node conversion and each component's relabelled
+    output nodes memoised as well."""
+    nodes: list[_Node] = []
+    jobs: list[tuple[int, ...]] = []
+    for nd in view.nodes:
+        hit = _node_memo.get(nd)
+        if hit is None:
+            if len(_node_memo) >= _MEMO_LIMIT:
+                _node_memo.clear()
+            node = _abs_nodes(AbsView(view.capacity, (nd,)))[0]
+            hit = _node_memo[nd] = (node, tuple(_jobs_of(node)))
+        nodes.append(hit[0])
+        jobs.append(hit[1])
+    comps = []
+    for idx in _components_of(jobs):
+        part = tuple(nodes[i] for i in idx)
+        found = _part_memo.get(part)
+        if found is None:
+            if len(_part_memo) >= _MEMO_LIMIT:
+                _part_memo.clear()
+            found = _part_memo[part] = _relabelled_component(part)
+        comps.append((found[0], part, found[1], found[2]))
+    comps.sort(key=lambda t: t[0])
+    out: list[NodeView] = []
+    offset = 0
+    for _, part, order, labels in comps:
+        key = (part, offset)
+        made = _out_memo.get(key)
+        if made is None:
+            if len(_out_memo) >= _MEMO_LIMIT:
+                _out_memo.clear()
+            shifted = {j: offset + lab for j, lab in labels.items()}
+            made = _out_memo[key] = tuple(_abs_node(part[i], shifted) for i in order)
+        out.extend(made)
+        offset += len(labels)
+    return AbsView(view.capacity, tuple(out))
+
+
+# The fast path keeps its own component memos: ``canonical_map``'s node order and labels (which
+# ``trace_view`` shows) stay those of the direct computation.
+_part_memo: dict[tuple[_Node, ...], tuple[tuple, list[int], dict[int, int]]] = {}
+_norm_memo: dict[tuple[_Node, ...], tuple[tuple, list[int], dict[int, int]]] = {}
+
+
+def _relabelled_component(part: tuple[_Node, ...]) -> tuple[tuple, list[int], dict[int, int]]:
+    """``_canonical_component`` of ``part`` through its job-renamed copy (ids 0, 1, … by first
+    appearance), so components that differ only in job ids share one computation. Exact: the
+    code is the minimum over an id-invariant candidate set, hence the same for both, and the
+    labels are mapped back to ``part``'s ids (any labelling reaching the minimum code gives the
+    same representative)."""
+    ids: dict[int, int] = {}
+    norm = []
+    for nd in part:
+        cs = []
+        for c in nd.containers:
+            a = None if c.anchor is None else ids.setdefault(c.anchor, len(ids))
+            cs.append(_Container(c.desc, a, tuple(ids.setdefault(j, len(ids)) for j in c.members)))
+        norm.append(_Node(nd.kind, tuple(cs)))
+    key = tuple(norm)
+    found = _norm_memo.get(key)
+    if found is None:
+        if len(_norm_memo) >= _MEMO_LIMIT:
+            _norm_memo.clear()
+        found = _norm_memo[key] = _canonical_component(norm)
+    code, order, labels = found
+    back = {k: j for j, k in ids.items()}
+    return code, order, {back[k]: lab for k, lab in labels.items()}
+
+
+def _components_of(jobs: list[tuple[int, ...]]) -> list[list[int]]:
+    """``_components`` from each node's jobs: the same groups in the same order."""
+    parent = list(range(len(jobs)))
+
+    def find(a: int) -> int:
+        while parent[a] != a:
+            parent[a] = parent[parent[a]]
+            a = parent[a]
+        return a
+
+    first_host: dict[int, int] = {}
+    linked = False
+    for n, js in enumerate(jobs):
+        for j in js:
+            h = first_host.setdefault(j, n)
+            if h != n:
+                ra, rb = find(h), find(n)
+                if ra != rb:
+                    parent[rb] = ra
+                    linked = True
+    if not linked:
+        return [[n] for n in range(len(jobs))]
+    groups: dict[int, list[int]] = {}
+    for n in range(len(jobs)):
+        groups.setdefault(find(n), []).append(n)
+    return list(groups.values())
 
 
 def _canonical_nodes(nodes: list[_Node]) -> tuple[list[int], dict[int, int]]:

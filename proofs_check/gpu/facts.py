@@ -76,6 +76,7 @@ def facts(st: Step[FlatState, Event]) -> Facts:
     f = st.memo.get("facts")
     if f is None:
         f = st.memo["facts"] = Facts(st.state, st.action, st.detail)
+        f._counts = st.memo.get("counts")  # a model may know them already (PolicyModel.step)
     return f
 
 

@@ -60,12 +60,17 @@ class PolicyModel:
         self.proto = factory(n)
         self.capacity = self.proto.capacity
 
-    def __getstate__(self) -> dict[str, Any]:  # the prototype is rebuilt, not shipped
-        return {k: v for k, v in self.__dict__.items() if k != "proto"}
+        self._base_state: FlatState | None = None  # the state ``_base`` was built from
+        self._base: Any = None
+        self._undo = False  # _base supports trial / view_after / rollback (apply and undo)
+
+    def __getstate__(self) -> dict[str, Any]:  # the prototype and the cache are rebuilt, not shipped
+        return {k: v for k, v in self.__dict__.items() if k not in ("proto", "_base_state", "_base")}
 
     def __setstate__(self, d: dict[str, Any]) -> None:
         self.__dict__.update(d)
         self.proto = self.factory(self.size)
+        self._base_state, self._base = None, None
 
     def init_states(self) -> Sequence[FlatState]:
         return [flat_key(self.proto.state_key())]
@@ -76,10 +81,33 @@ class PolicyModel:
         return job_events(running_jobs(s), free, e.demands, e.max_jobs, e.max_w)
 
     def step(self, s: FlatState, a: Event) -> Step[FlatState, Event]:
-        pol = self.proto.with_state(s)
-        res = pol.arrive(Job(a.job, a.g, a.w)) if a.arrive else pol.depart(a.job)
-        outcome = OUTCOMES[res.outcome]
-        return Step(s, a, outcome, flat_key(pol.state_key()) if res.ok else s, res.migrations, res.reason)
+        # The search steps every action of one state in a row. With apply and undo (COMPASS:
+        # ``trial`` / ``view_after`` / ``rollback``) one scheduler is built per state and every
+        # event is undone on it; other policies are rebuilt from ``s`` per action.
+        pol: Any  # a Policy; with apply and undo also trial / view_after / rollback / instance_counts
+        if s is not self._base_state:
+            pol = self.proto.with_state(s)
+            self._base_state, self._base = s, pol
+            self._undo = hasattr(pol, "rollback") and pol.state_key() == s  # view_after reads s back
+        elif self._undo:
+            pol = self._base
+        else:
+            pol = self.proto.with_state(s)
+        if not self._undo:
+            self._base_state = None  # the event below changes this scheduler
+            res = pol.arrive(Job(a.job, a.g, a.w)) if a.arrive else pol.depart(a.job)
+            return Step(s, a, OUTCOMES[res.outcome], flat_key(pol.state_key()) if res.ok else s,
+                        res.migrations, res.reason)
+        pol.trial()
+        try:
+            res = pol.arrive(Job(a.job, a.g, a.w)) if a.arrive else pol.depart(a.job)
+            if not res.ok:
+                return Step(s, a, OUTCOMES[res.outcome], s, res.migrations, res.reason)
+            st = Step(s, a, Outcome.APPLIED, pol.view_after(s), res.migrations, res.reason)
+            st.memo["counts"] = pol.instance_counts()  # n_1..n_G, maintained by the scheduler
+            return st
+        finally:
+            pol.rollback(s)
 
     def representative(self, s: FlatState) -> FlatState:
         return self.canon(s)

@@ -1,0 +1,330 @@
+"""The pieces of the ``policy.*`` claims that touch a scheduler: which one (a registered name, a
+``package.module:factory``, or a callable), the protocol check, the refusal-aware state model, and
+the tests of each claim on one step (``proofs_check.gpu.policy_claims`` has the catalogue, the runs,
+the records and the replay).
+
+**Refusals are transitions here.** The core's search skips refused actions, but two of these
+claims are about refusals, so :class:`PolicyCheckModel` reports a refused arrival as an applied
+self-loop whose ``detail`` says it was refused (the state stays the previous one; a refusal that
+changed the policy's state carries that state for ``policy.valid``). A self-loop never reaches a
+new state, so the explored space and every shortest trace are those of the plain model, and the
+exploration table's "refused" column reads 0 (refusals are counted among the generated steps).
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Callable
+
+from heuristics.gpu.abs_space import AbsView
+from heuristics.gpu.cluster import G_DEFAULT, Instance, Job, Placement, placement_violations
+from heuristics.gpu.policy import Migration, Policy
+from heuristics.gpu.policy import Outcome as PolicyOutcome
+from heuristics.gpu.registry import load_factory, make_policy, policy_migrates, policy_names, protocol_gaps
+from oracle.gpu.phi_star import min_nodes
+from oracle.result import Status
+from proofs_check.core.model import Numbers, Outcome, Step, Undecided
+from proofs_check.gpu.events import Event, FlatState, running_jobs, used_per_node
+from proofs_check.gpu.facts import Facts, sif_numbers
+from proofs_check.gpu.flat_claims import ALL_G
+from proofs_check.gpu.policy_model import PolicyModel, flat_key
+from proofs_check.gpu.trace_view import render
+
+HIER_HINT = ("hier-compass is hierarchical (its state is a HierView, NVLink domains of panels): the policy.* "
+             "claims check flat schedulers; its claims are `verify --theorem 2`")
+
+
+
+class PolicyError(ValueError):
+    """The scheduler cannot be checked: not found, does not build, or does not implement the
+    protocol. One line (the CLI prints it and exits 2)."""
+
+
+# --------------------------------------------------------------------------- which scheduler
+class SpecFactory:
+    """``n -> Policy`` for a registered name or a ``package.module:factory`` spec (picklable: it
+    holds strings only, so ``--workers`` can rebuild it in other processes)."""
+
+    def __init__(self, spec: str, capacity: int = G_DEFAULT) -> None:
+        self.spec, self.capacity = spec, capacity
+
+    def __call__(self, n: int) -> Policy:
+        if self.spec in policy_names():
+            return make_policy(self.spec, n, self.capacity)
+        return load_factory(self.spec)(n, self.capacity)  # type: ignore[no-any-return]
+
+
+class CallableFactory:
+    """``n -> Policy`` from a user's ``factory(n_nodes, capacity)`` (picklable when it is)."""
+
+    def __init__(self, fn: Callable[..., Policy], capacity: int = G_DEFAULT) -> None:
+        self.fn, self.capacity = fn, capacity
+
+    def __call__(self, n: int) -> Policy:
+        return self.fn(n, self.capacity)
+
+
+def spec_label(fn: Callable[..., Any]) -> str:
+    """``module:qualname`` of a factory (what a record names so ``--replay`` can rebuild it)."""
+    return f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', getattr(fn, '__name__', '?'))}"
+
+
+def checked_policy(factory: Callable[[int], Policy], label: str, n: int = 1) -> Policy:
+    """Build ``factory(n)`` and check it is a flat scheduler: PolicyError (one line) naming what
+    is missing otherwise."""
+    if label == "hier-compass":
+        raise PolicyError(HIER_HINT)
+    try:
+        pol = factory(n)
+    except PolicyError:
+        raise
+    except Exception as e:
+        raise PolicyError(f"policy {label!r} does not build on {n} node(s): {type(e).__name__}: {e}") from None
+    gaps = protocol_gaps(pol)
+    if gaps:
+        raise PolicyError(f"policy {label!r} ({type(pol).__name__}) does not implement the scheduler protocol "
+                          f"(heuristics.gpu.policy.Policy): missing {', '.join(gaps)}")
+    try:
+        key = pol.state_key()
+    except Exception as e:
+        raise PolicyError(f"policy {label!r}: state_key() raised {type(e).__name__}: {e}") from None
+    if not isinstance(key, (Placement, AbsView)):
+        raise PolicyError(f"policy {label!r}: state_key() returns a {type(key).__name__}; the policy.* claims need "
+                          f"a heuristics.gpu.cluster.Placement (or an AbsView)")
+    if len(key.nodes) != n:
+        raise PolicyError(f"policy {label!r}: state_key() has {len(key.nodes)} nodes on a cluster of {n}")
+    return pol
+
+
+@dataclass(frozen=True)
+class PolicyParams:
+    """The claims' parameters (each recorded with a trace)."""
+
+    bound: int = 2  # policy.sif: Φπ − Φ★ ≤ bound
+    max_migrations: int = 0  # policy.migrations: ≤ m migrations per event
+    migrating: bool = False  # policy.admission: judge refusals against a full repack
+    demands: tuple[int, ...] = ALL_G  # the job demands g that may arrive
+
+    def to_json(self) -> dict[str, Any]:
+        return {"bound": self.bound, "max_migrations": self.max_migrations,
+                "admission": "repack" if self.migrating else "free", "demands": list(self.demands)}
+
+    @staticmethod
+    def from_json(d: dict[str, Any]) -> "PolicyParams":
+        return PolicyParams(int(d.get("bound", 2)), int(d.get("max_migrations", 0)), d.get("admission") == "repack",
+                            tuple(int(g) for g in d.get("demands", ALL_G)))
+
+
+@dataclass(frozen=True)
+class PolicyTarget:
+    """A scheduler to check: its name (registered, or ``module:factory``) and its factory."""
+
+    name: str
+    factory: Callable[[int], Policy]
+    migrating: bool = False
+
+    @staticmethod
+    def named(spec: str, capacity: int = G_DEFAULT) -> "PolicyTarget":
+        """A registered name or a ``package.module:factory`` spec, built and checked once."""
+        if spec not in policy_names() and ":" not in spec:
+            raise PolicyError(f"unknown policy {spec!r}; known: {', '.join(policy_names())} "
+                              f"(or give package.module:factory)")
+        fac = SpecFactory(spec, capacity)
+        if ":" in spec and spec not in policy_names():
+            try:
+                load_factory(spec)
+            except ValueError as e:
+                raise PolicyError(str(e)) from None
+        pol = checked_policy(fac, spec)
+        return PolicyTarget(spec, fac, policy_migrates(spec, pol))
+
+
+# --------------------------------------------------------------------------- the model
+@dataclass(frozen=True)
+class Detail:
+    """What one event did besides the state: its migrations, or that it was refused (and, when
+    the refusal changed the policy's state anyway, that state)."""
+
+    migrations: tuple[Migration, ...] = ()
+    refused: bool = False
+    changed_to: FlatState | None = None
+
+
+class PolicyCheckModel(PolicyModel):
+    """:class:`PolicyModel` for checking arbitrary schedulers: a refusal is an applied self-loop
+    carrying :class:`Detail` (so refusals can be judged), and an exception from the scheduler is
+    an operator failure naming it (so a crash is a counterexample, not a crash of ``verify``)."""
+
+    def step(self, s: FlatState, a: Event) -> Step[FlatState, Event]:
+        what = f"arrive(J{a.job}, g={a.g}, w={a.w})" if a.arrive else f"depart(J{a.job})"
+        try:
+            pol = self.proto.with_state(s)
+            res = pol.arrive(Job(a.job, a.g, a.w)) if a.arrive else pol.depart(a.job)
+        except Exception as e:
+            return Step(s, a, Outcome.FAILED, s, Detail(), f"{what} raised {type(e).__name__}: {e}")
+        if res.outcome is PolicyOutcome.FAILED:
+            return Step(s, a, Outcome.FAILED, s, Detail(), res.reason or f"{what}: operator failure")
+        try:
+            after = flat_key(pol.state_key())
+        except Exception as e:
+            return Step(s, a, Outcome.FAILED, s, Detail(), f"state_key() after {what} raised {type(e).__name__}: {e}")
+        if res.outcome is PolicyOutcome.REFUSED:
+            changed = None if self.representative(after) == s else after
+            return Step(s, a, Outcome.APPLIED, s, Detail(refused=True, changed_to=changed), res.reason)
+        return Step(s, a, Outcome.APPLIED, after, Detail(tuple(res.migrations)), res.reason)
+
+    def representative(self, s: FlatState) -> FlatState:
+        try:
+            return self.canon(s)
+        except Exception:  # a malformed state (policy.valid reports it) is its own representative
+            return s
+
+
+def detail(st: Step[FlatState, Event]) -> Detail:
+    return st.detail if isinstance(st.detail, Detail) else Detail(tuple(st.detail or ()))
+
+
+def pfacts(st: Step[FlatState, Event]) -> Facts:
+    f = st.memo.get("pfacts")
+    if f is None:
+        f = st.memo["pfacts"] = Facts(st.state, st.action, detail(st).migrations)
+    return f
+
+
+def as_placement(key: FlatState) -> Placement:
+    """The plain placement of a flat state (an AbsView's pools, anchors and fillers as instances)."""
+    if isinstance(key, Placement):
+        return key
+    nodes = []
+    for nd in key.nodes:
+        inst = [Instance(j, 1) for j in nd.pool]
+        for s in nd.slots:
+            inst.append(Instance(s.anchor_job, s.anchor_g))
+            inst.extend(Instance(j, 1) for j in s.fillers)
+        nodes.append(tuple(inst))
+    return Placement(key.capacity, tuple(nodes))
+
+
+@lru_cache(maxsize=1 << 16)
+def _shape_items(key: FlatState) -> tuple[tuple[tuple[int, int], int], ...]:
+    return tuple(sorted(Counter((j.g, j.w) for j in running_jobs(key).values()).items()))
+
+
+def _shapes(key: FlatState) -> Counter[tuple[int, int]]:
+    return Counter(dict(_shape_items(key)))
+
+
+def _show_shapes(c: Counter[tuple[int, int]]) -> str:
+    return ", ".join(f"{n}×(g={g},w={w})" for (g, w), n in sorted(c.items())) or "none"
+
+
+# --------------------------------------------------------------------------- the tests
+class Valid:
+    """policy.valid on one transition."""
+
+    def __call__(self, st: Step[FlatState, Event]) -> Numbers | None:
+        d = detail(st)
+        if d.refused:
+            if d.changed_to is None:
+                return None
+            return {"problem": f"the refused event {st.action} changed the scheduler's state",
+                    "state after the refusal": render(d.changed_to).splitlines()}
+        if st.prev is None or st.action is None:
+            return None
+        problems = list(placement_violations(as_placement(st.state)))
+        if len(st.state.nodes) != len(st.prev.nodes):
+            problems.append(f"the state has {len(st.state.nodes)} nodes, the cluster {len(st.prev.nodes)}")
+        want = _shapes(st.prev)
+        a = st.action
+        if a.arrive:
+            want[(a.g, a.w)] += 1
+        else:
+            want[(a.g, a.w)] -= 1
+        got = _shapes(st.state)
+        if +want != +got:
+            problems.append(f"running jobs after {a} are {_show_shapes(got)}; expected {_show_shapes(+want)} "
+                            f"(every instance of a running job placed once, departed jobs gone)")
+        if not problems:
+            return None
+        return {"problems": problems, **sif_numbers(Facts(st.state))}
+
+
+def never(st: Step[FlatState, Event]) -> Numbers | None:
+    return None  # policy.no-stuck is decided by operator failures only
+
+
+class Admission:
+    """A refused arrival that could have been admitted (exact)."""
+
+    def __init__(self, migrating: bool) -> None:
+        self.migrating = migrating
+
+    def __call__(self, st: Step[FlatState, Event]) -> Numbers | None:
+        a = st.action
+        if a is None or not a.arrive or not detail(st).refused:
+            return None
+        key = st.state
+        cap = key.capacity
+        room = sum((cap - u) // a.g for u in used_per_node(key) if u <= cap)
+        out: Numbers = {"refused": str(a), "reason": st.reason, "room for instances in the free GPUs": room}
+        if room >= a.w:
+            return {**out, "why it fits": f"{a.w} instances of {a.g} GPUs fit the free GPUs as they are"}
+        if not self.migrating:
+            return None
+        counts = list(Facts(key).counts)
+        counts[a.g - 1] += a.w
+        cert = min_nodes(tuple(counts), len(key.nodes), cap)
+        if cert.status is Status.INFEASIBLE:
+            return None
+        if not cert.is_optimal:
+            raise Undecided(f"min-nodes solve for counts {counts}, N={len(key.nodes)} hit its limit")
+        return {**out, "why it fits": f"a repacking of all {sum(counts)} instances uses {cert.objective} of "
+                                      f"{len(key.nodes)} nodes", "counts with the job": counts}
+
+
+class SifBound:
+    def __init__(self, bound: int) -> None:
+        self.bound = bound
+
+    def __call__(self, st: Step[FlatState, Event]) -> Numbers | None:
+        f = pfacts(st)
+        if f.phi_pi <= self.bound:
+            return None
+        gap = f.phi_pi - f.phi_star()
+        return None if gap <= self.bound else {"Φπ − Φ★": gap, "bound": self.bound, **sif_numbers(f)}
+
+
+class GapAtLeast:
+    """REACHABLE probe of ``measure.sif``: Φπ − Φ★ ≥ j."""
+
+    def __init__(self, j: int) -> None:
+        self.j = j
+
+    def __call__(self, st: Step[FlatState, Event]) -> Numbers | None:
+        f = pfacts(st)
+        if f.phi_pi < self.j:
+            return None
+        gap = f.phi_pi - f.phi_star()
+        return {"Φπ − Φ★": gap, **sif_numbers(f)} if gap >= self.j else None
+
+
+class Migrations:
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+
+    def __call__(self, st: Step[FlatState, Event]) -> Numbers | None:
+        moved = detail(st).migrations
+        if len(moved) <= self.limit:
+            return None
+        return {"migrations": len(moved), "bound": self.limit, "event": str(st.action),
+                "moves": [f"J{m.job}(g={m.g}) node {m.src} → {m.dst} ({m.kind})" for m in moved],
+                **sif_numbers(Facts(st.state))}
+
+
+def phi_pi_score(st: Step[FlatState, Event]) -> float:
+    return pfacts(st).phi_pi
+
+
+def moved_score(st: Step[FlatState, Event]) -> float:
+    return len(detail(st).migrations)

@@ -1,0 +1,338 @@
+"""The ``policy.*`` claims: what every flat GPU scheduler should guarantee, checked for any policy.
+
+COMPASS's own claims (``gpu.flat_claims``) read the paper's ABS structure; these read only what
+every scheduler has — its placement, its refusals, its migrations — so they apply to any policy
+that implements :class:`heuristics.gpu.policy.Policy` with a flat state key (a ``Placement`` or an
+``AbsView``): the registered ones (``heuristics.gpu.registry``), third-party ones registered
+through the entry-point group ``placement_oracles.policies``, and any ``package.module:factory``.
+
+=====================  ========================================================================
+``policy.valid``       after every event: no node above capacity, every instance of a running job
+                       placed (gang: exactly w instances of its g), none twice, departed jobs gone
+                       (the multiset of running (g, w) shapes is the previous one ± the event's);
+                       a refused arrival leaves the state unchanged
+``policy.no-stuck``    every event completes: no operator failure, no exception from
+                       ``arrive`` / ``depart`` / ``state_key`` / ``with_state``
+``policy.admission``   an arrival is refused only when it cannot be admitted: for a scheduler
+                       that does not migrate, when no assignment of its w instances of g GPUs to
+                       the free GPUs exists (exact: Σ_n ⌊free_n / g⌋ < w, identical items); for a
+                       migrating one, when no packing of all running instances plus the new ones
+                       into the N nodes exists (exact: the Φ★ oracle's ``min_nodes``)
+``policy.sif``         after every event Φπ − Φ★ ≤ k (``bound``; exact Φ★), i.e. SIF ≤ k/N
+``policy.migrations``  every event causes at most m migrations (``max_migrations``)
+``measure.sif``        a measurement, not a claim: the largest Φπ − Φ★ reached within the bounds,
+                       for every N, with the shortest witness of the largest
+=====================  ========================================================================
+
+**How the measurement searches.** One exploration per N with the REACHABLE probes "Φπ − Φ★ ≥ j"
+for j = 1..N (Φπ ≤ N bounds the gap). The breadth-first search gives each probe its shortest
+witness; the largest j reached is the exact maximum over the explored space, and its witness the
+shortest trace reaching it. A budget hit makes the figure a lower bound (verdict inconclusive).
+
+The scheduler adapter, the refusal-aware model and the claims' tests are in
+:mod:`proofs_check.gpu.policy_checks`.
+
+Records (``--json``) carry ``policy`` (a registered name or ``package.module:factory``) and
+``params`` (k, m, the admission mode), so ``--replay`` rebuilds the same scheduler and claim.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Callable, Iterable, Sequence
+
+from heuristics.gpu.cluster import G_DEFAULT
+from heuristics.gpu.policy import Policy
+from proofs_check.core.claim import ClaimDoc
+from proofs_check.core.engine import SERIAL, Engine
+from proofs_check.core.model import Expect, On, Property
+from proofs_check.core.replay import departures, first_firing, replay_steps, replay_verdict
+from proofs_check.core.sampler import MAX_ACTIONS, sample
+from proofs_check.core.search import Exploration, Finding, Limits, Progress, explore
+from proofs_check.core.trace import Record, trace_record
+from proofs_check.core.verdict import ClaimResult, Explained, Verdict, explored_verdict, size_row
+from proofs_check.gpu.events import Event, FlatState, is_arrival
+from proofs_check.gpu.facts import Facts, sif_numbers
+from proofs_check.gpu.flat_claims import SAMPLE_MAX_W, Bounds
+from proofs_check.gpu.policy_checks import (
+    HIER_HINT,
+    Admission,
+    CallableFactory,
+    Detail,
+    GapAtLeast,
+    Migrations,
+    PolicyCheckModel,
+    PolicyError,
+    PolicyParams,
+    PolicyTarget,
+    SifBound,
+    SpecFactory,
+    Valid,
+    checked_policy,
+    detail,
+    moved_score,
+    never,
+    phi_pi_score,
+    spec_label,
+)
+from proofs_check.gpu.policy_model import EventBounds, flat_key
+from proofs_check.gpu.trace_view import render, shown_trace
+
+__all__ = ["CLAIM_IDS", "DOCS", "HIER_HINT", "MEASURE_SIF", "CallableFactory", "Detail", "PolicyCheckModel",
+           "PolicyError", "PolicyParams", "PolicyTarget", "SpecFactory", "checked_policy", "measure_sif", "owns",
+           "replay_record", "run_policy_claims", "sample_policy", "spec_label"]
+
+FAMILY = "policy"
+MEASURE_SIF = "measure.sif"
+
+
+# --------------------------------------------------------------------------- the catalogue
+_ANY = "any flat scheduler (--policy NAME or package.module:factory); arrivals of the demand family, every departure"
+CLAIM_DOCS: tuple[ClaimDoc, ...] = (
+    ClaimDoc("policy.valid", "scheduler contract (issue 14)", "none (any event sequence from the empty cluster)",
+             "after every event: no node above capacity; every instance of a running job placed (gang), none twice; "
+             "departed jobs gone; a refused arrival leaves the state unchanged", _ANY),
+    ClaimDoc("policy.no-stuck", "scheduler contract (issue 14)", "none",
+             "every event completes: no operator failure and no exception from the scheduler", _ANY),
+    ClaimDoc("policy.admission", "scheduler contract (issue 14)", "none",
+             "an arrival is refused only when no assignment of its instances to the free GPUs exists (exact); for a "
+             "migrating scheduler only when no packing of all instances into the N nodes exists (Φ★ oracle)", _ANY),
+    ClaimDoc("policy.sif", "SIF bound (seeds/000 §3.2; issue 14)", "none",
+             "after every event Φπ − Φ★ ≤ k (--bound k; exact Φ★), i.e. SIF ≤ k/N", _ANY),
+    ClaimDoc("policy.migrations", "migration budget (issue 14)", "none",
+             "every event causes at most m migrations (--max-migrations m)", _ANY),
+)
+MEASURE_DOC = ClaimDoc(MEASURE_SIF, "measurement (issue 14): verify --policy X --measure sif", "none",
+                       "the largest Φπ − Φ★ reached within the bounds, per N, with its shortest witness "
+                       "(a figure, not a pass/fail claim: holds = measured exactly within the bounds)", _ANY)
+DOCS: dict[str, ClaimDoc] = {d.id: d for d in (*CLAIM_DOCS, MEASURE_DOC)}
+CLAIM_IDS: tuple[str, ...] = tuple(d.id for d in CLAIM_DOCS)
+
+
+def owns(claim_id: str) -> bool:
+    return claim_id in DOCS
+
+
+def prop_of(cid: str, params: PolicyParams) -> Property[FlatState, Event]:
+    """The search property of claim ``cid`` under ``params``."""
+    if cid == "policy.valid":
+        return Property(cid, Expect.ALWAYS, Valid(), On.TRANSITION, score=phi_pi_score)
+    if cid == "policy.no-stuck":
+        return Property(cid, Expect.ALWAYS, never, failure_breaks=True, score=phi_pi_score)
+    if cid == "policy.admission":
+        return Property(cid, Expect.ALWAYS, Admission(params.migrating), On.TRANSITION, is_arrival, score=phi_pi_score)
+    if cid == "policy.sif":
+        return Property(cid, Expect.ALWAYS, SifBound(params.bound), score=phi_pi_score)
+    if cid == "policy.migrations":
+        return Property(cid, Expect.ALWAYS, Migrations(params.max_migrations), On.TRANSITION, score=moved_score)
+    if cid.startswith(MEASURE_SIF + "≥"):
+        return Property(cid, Expect.REACHABLE, GapAtLeast(int(cid.rsplit("≥", 1)[1])), score=phi_pi_score)
+    raise KeyError(cid)
+
+
+def _property_text(cid: str, params: PolicyParams) -> str:
+    return {"policy.sif": f"Φπ − Φ★ ≤ {params.bound}", "policy.migrations": f"≤ {params.max_migrations} migrations "
+            "per event", "policy.admission": "refusal only when " + (
+                "no packing of all instances into N nodes exists" if params.migrating else
+                "the free GPUs cannot take the job")}.get(cid, "")
+
+
+# --------------------------------------------------------------------------- running
+def _models(target: PolicyTarget, bounds: Bounds, params: PolicyParams,
+            sizes: Iterable[int] | None = None) -> Iterable[PolicyCheckModel]:
+    events = EventBounds(params.demands, bounds.max_jobs, bounds.max_w)
+    for n in sizes if sizes is not None else range(bounds.min_nodes, bounds.max_nodes + 1):
+        yield PolicyCheckModel(target.factory, n, events)
+
+
+def _says(bounds: Bounds) -> Explained:
+    return Explained(lambda n: f"N={n}", lambda a, b: f"N={a}..{b}",
+                     f"depth ≤ {bounds.depth}, ≤ {bounds.max_jobs} jobs, w ≤ {bounds.max_w}")
+
+
+def _bounds_row(target: PolicyTarget, bounds: Bounds, params: PolicyParams) -> dict[str, Any]:
+    return {**bounds.describe(), "policy": target.name, "arrivals g": list(params.demands),
+            "premise filter": "none", **params.to_json()}
+
+
+def run_policy_claims(ids: Sequence[str], target: PolicyTarget, bounds: Bounds, params: PolicyParams,
+                      engine: Engine = SERIAL, deadline: float | None = None,
+                      progress: Progress | None = None) -> list[ClaimResult]:
+    """Check the policy.* claims ``ids`` (and ``measure.sif`` if named) on ``target``."""
+    claims = [c for c in ids if c in CLAIM_IDS]
+    results: list[ClaimResult] = []
+    if claims:
+        label = f"{target.name} g∈{{{','.join(map(str, params.demands))}}}"
+        props = [prop_of(c, params) for c in claims]
+        exp = explore(_models(target, bounds, params), props, Limits(bounds.depth, bounds.max_states), engine,
+                      deadline, progress, label)
+        for c, p in zip(claims, props):
+            results.append(_result(c, p, exp, target, bounds, params, label))
+    if MEASURE_SIF in ids:
+        results.append(measure_sif(target, bounds, params, engine, deadline, progress))
+    return results
+
+
+def _result(cid: str, prop: Property[FlatState, Event], exp: Exploration[FlatState, Event], target: PolicyTarget,
+            bounds: Bounds, params: PolicyParams, label: str) -> ClaimResult:
+    out = exp.outcomes[prop.name]
+    b = {**_bounds_row(target, bounds, params), "checked": _property_text(cid, params) or DOCS[cid].property}
+    stats: dict[str, Any] = {"exploration": label, "sizes": [size_row(s) for s in exp.sizes],
+                             "premise met": out.premise_met}
+    verdict, msg = explored_verdict(prop, out, exp, bounds.min_nodes, _says(bounds))
+    if out.finding is None:
+        return ClaimResult(cid, verdict, msg, b, stats)
+    return ClaimResult(cid, verdict, msg, b, stats, policy_record(cid, out.finding, target, params))
+
+
+def measure_sif(target: PolicyTarget, bounds: Bounds, params: PolicyParams, engine: Engine = SERIAL,
+                deadline: float | None = None, progress: Progress | None = None) -> ClaimResult:
+    """The largest Φπ − Φ★ per N within the bounds (REACHABLE probes Φπ − Φ★ ≥ j, j = 1..N)."""
+    per_n: dict[str, Any] = {}
+    best: tuple[int, Finding[FlatState, Event]] | None = None
+    sizes = []
+    complete = True
+    for model in _models(target, bounds, params):
+        n = model.size
+        probes = [prop_of(f"{MEASURE_SIF}≥{j}", params) for j in range(1, n + 1)]
+        exp = explore([model], probes, Limits(bounds.depth, bounds.max_states), engine, deadline, progress,
+                      f"{target.name} measure sif")
+        sizes += [size_row(s) for s in exp.sizes]
+        reached = [j for j in range(1, n + 1) if exp.outcomes[f"{MEASURE_SIF}≥{j}"].finding is not None]
+        gap = max(reached, default=0)
+        undecided = [o.undecided for o in exp.outcomes.values() if o.undecided]
+        done = exp.complete and not undecided
+        per_n[str(n)] = gap if done else f"≥ {gap}"
+        complete = complete and done
+        if gap and (best is None or gap > best[0]):
+            best = (gap, exp.outcomes[f"{MEASURE_SIF}≥{gap}"].finding)  # type: ignore[assignment]
+        if not exp.complete:
+            break
+    top = best[0] if best else 0
+    b = _bounds_row(target, bounds, params)
+    stats: dict[str, Any] = {"exploration": f"{target.name} measure sif", "sizes": sizes,
+                             "max Φπ − Φ★": top, "per N": per_n}
+    where = ", ".join(f"N={n}: {g}" for n, g in per_n.items())
+    if best is not None:
+        f = best[1]
+        stats["witness"] = policy_record(MEASURE_SIF, f, target, params, gap=top)
+        msg = f"largest Φπ − Φ★ = {top} (first at N={f.size} after {len(f.actions)} events); per N: {where}"
+    else:
+        msg = f"Φπ − Φ★ = 0 in every explored state; per N: {where}"
+    if not complete:
+        return ClaimResult(MEASURE_SIF, Verdict.INCONCLUSIVE, "lower bound only (a budget or solver limit was hit): "
+                           + msg, b, stats)
+    return ClaimResult(MEASURE_SIF, Verdict.HOLDS, msg, b, stats)
+
+
+# --------------------------------------------------------------------------- records, sampling, replay
+def _shown(factory: Callable[[int], Policy], n: int, f: Finding[FlatState, Event]) -> list[dict[str, Any]]:
+    """The trace for people (stable names); falls back to the search's own labels when the
+    scheduler raises while being re-run."""
+    try:
+        return shown_trace(factory, n, f.actions)
+    except Exception:
+        head: list[dict[str, Any]] = []
+        try:
+            head = shown_trace(factory, n, f.actions[:-1])
+        except Exception:
+            pass
+        last = f.states[-1] if f.states else flat_key(factory(n).state_key())
+        return head + [{"event": str(f.actions[-1]), "state": render(last).splitlines(),
+                        "figures": {k: v for k, v in sif_numbers(Facts(last)).items() if k != "counts"},
+                        "failure": f.failure or "the scheduler raised"}]
+
+
+def policy_record(cid: str, f: Finding[FlatState, Event], target: PolicyTarget, params: PolicyParams,
+                  **extra: Any) -> Record:
+    model = PolicyCheckModel(target.factory, f.size, EventBounds(params.demands, 0, 0))
+    return trace_record(cid, "policy", model, f, _shown(target.factory, f.size, f), variant=target.name,
+                        policy=target.name, params=params.to_json(), capacity=model.capacity,
+                        wcc_trajectory=False, **extra)
+
+
+def _without_refusals(f: Finding[FlatState, Event], model: PolicyCheckModel) -> Finding[FlatState, Event]:
+    """A sampled finding without the refused arrivals before its last event (they changed
+    nothing), so its shown trace is not cut at the first refusal."""
+    keep_a, keep_s = [], []
+    state = model.representative(model.init_states()[0])
+    for i, (a, s) in enumerate(zip(f.actions, f.states)):
+        last = i == len(f.actions) - 1
+        if not last and s == state and a.arrive and detail(model.step(state, a)).refused:
+            continue
+        keep_a.append(a)
+        keep_s.append(s)
+        state = s
+    return replace(f, actions=keep_a, states=keep_s)
+
+
+def sample_policy(cid: str, target: PolicyTarget, params: PolicyParams, runs: int, seed_value: int,
+                  max_nodes: int) -> tuple[Record | None, int]:
+    """``runs`` Hypothesis-drawn event sequences of ``target`` on N ≤ ``max_nodes``."""
+    events = EventBounds(params.demands, MAX_ACTIONS, SAMPLE_MAX_W)
+    prop = prop_of(cid, params)
+    found, count = sample(lambda n: PolicyCheckModel(target.factory, n, events), range(1, max_nodes + 1), prop,
+                          runs, seed_value)
+    if found is None:
+        return None, count
+    found = _without_refusals(found, PolicyCheckModel(target.factory, found.size, events))
+    return policy_record(cid, found, target, params, sampled=True), count
+
+
+def sampled(r: ClaimResult, target: PolicyTarget, params: PolicyParams, runs: int, seed_value: int,
+            max_nodes: int, progress: Progress | None = None) -> ClaimResult:
+    """Merge ``--random`` sampling into an exhaustive policy.* result (it can only add a
+    counterexample)."""
+    if r.claim_id not in CLAIM_IDS or r.verdict is Verdict.VIOLATED:
+        return r
+    if progress is not None:
+        progress(f"[{r.claim_id}] sampling {runs} sequences, N ≤ {max_nodes}, seed {seed_value}")
+    rec, count = sample_policy(r.claim_id, target, params, runs, seed_value, max_nodes)
+    stats = {**r.stats, "sampling": {"sequences": count, "max_nodes": max_nodes, "seed": seed_value,
+                                     "found": rec is not None}}
+    bounds = {**r.bounds, "sampling": f"{runs} sequences, N ≤ {max_nodes}, seed {seed_value}"}
+    if rec is None:
+        return replace(r, stats=stats, bounds=bounds,
+                       message=r.message + f"; no counterexample in {count} sampled sequences (N ≤ {max_nodes})")
+    return replace(r, verdict=Verdict.VIOLATED, bounds=bounds, stats=stats, counterexample=rec,
+                   message=f"violated (found by sampling, shrunk) at N={rec['n_nodes']} after "
+                           f"{len(rec['events'])} events")
+
+
+def target_of_record(rec: Record) -> PolicyTarget:
+    name = rec.get("policy") or rec.get("variant")
+    if not isinstance(name, str):
+        raise ValueError("the record names no policy")
+    return PolicyTarget.named(name, int(rec.get("capacity", G_DEFAULT)))
+
+
+def replay_record(rec: Record, target: PolicyTarget | None = None) -> tuple[ClaimResult, list[str]]:
+    """Re-run one saved policy.* (or measure.sif) trace with the scheduler it names."""
+    cid = rec["claim"]
+    target = target if target is not None else target_of_record(rec)
+    params = PolicyParams.from_json(rec.get("params") or {})
+    n = int(rec["n_nodes"])
+    prop = prop_of(f"{MEASURE_SIF}≥{int(rec.get('gap', 1))}" if cid == MEASURE_SIF else cid, params)
+    model = PolicyCheckModel(target.factory, n, EventBounds(params.demands, 0, 0))
+    events = [model.action_from_json(e) for e in rec["events"]]
+    steps = replay_steps(model, events)
+    differs = set(departures(model, steps, rec["states"]))
+    lines = [f"replay {cid} on N={n}, policy {target.name}: {len(events)} events"]
+    for k, row in enumerate(_shown(target.factory, n, Finding(n, events, [s.state for s in steps], {}))):
+        lines.append(f"{k + 1}. {row['event']}" + (f"  -> NOT APPLIED: {row['failure']}" if row["failure"] else ""))
+        lines.extend("     " + r for r in row["state"])
+        lines.append("     " + ", ".join(f"{k2}={v}" for k2, v in row["figures"].items()))
+        if k in differs:
+            lines.append(f"     (differs from the recorded state after event {k + 1})")
+    if len(steps) < len(events):
+        lines.append(f"replay stopped after event {len(steps)} of {len(events)}")
+    verdict, msg = replay_verdict(prop, first_firing(prop, steps))
+    if cid == MEASURE_SIF and verdict is Verdict.HOLDS:
+        msg = f"Φπ − Φ★ ≥ {rec.get('gap')} reached on the trace"
+    return ClaimResult(cid, verdict, msg, {"trace": f"{len(events)} events on N={n}", "policy": target.name},
+                       counterexample=rec if verdict is Verdict.VIOLATED else None), lines
+
+
+def bounds_text(target: PolicyTarget, bounds: Bounds, params: PolicyParams) -> str:
+    return (f"policy {target.name} ({'migrating: admission judged against a full repack' if params.migrating else 'non-migrating: admission judged against the free GPUs'}); "
+            f"arrivals g ∈ {{{','.join(map(str, params.demands))}}}; policy.sif bound Φπ − Φ★ ≤ {params.bound}; "
+            f"policy.migrations ≤ {params.max_migrations} per event")
