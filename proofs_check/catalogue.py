@@ -8,7 +8,7 @@ is the one place that knows them all; the two domains never import each other.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from typing import Callable
 
 from heuristics.gpu.compass import Variant
 from proofs_check.core import interrupt

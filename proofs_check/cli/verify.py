@@ -16,7 +16,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from heuristics.gpu.compass import VARIANTS
 from proofs_check import catalogue

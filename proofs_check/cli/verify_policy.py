@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import replace
 
-from heuristics.gpu.registry import policy_names, shadowed_entry_points
+from heuristics.gpu.registry import policy_names
 from proofs_check.catalogue import resolve
 from proofs_check.cli.common import UsageError, usage_on
 from proofs_check.gpu.flat_claims import ALL_G, Bounds
@@ -116,7 +116,3 @@ def target_and_params(args: argparse.Namespace) -> tuple[PolicyTarget, PolicyPar
             raise UsageError(f"--demands {args.demands!r}: every g must be in 1..8")
     migrating = target.migrating if args.admission == "auto" else args.admission == "repack"
     return target, PolicyParams(k, args.max_migrations, migrating, demands)
-
-
-def shadow_warnings() -> list[str]:
-    return [f"entry point ignored (a built-in has its name): {s}" for s in shadowed_entry_points()]

@@ -49,7 +49,6 @@ class Shards:
     def __init__(self, engine: Engine, factory: Callable[..., Any], spec: Any) -> None:
         self.engine, self.factory, self.spec, self.k = engine, factory, spec, engine.shard_count
         self.pool: Pool | None = None
-        self.rebuilt = 0
 
     def start(self, seeds: list[tuple[Any, ...]] | None, snapshot: list[Any] | None, keep: bool = False) -> list[Any] | None:
         """Seed (or restore) the shards; with ``keep``, return their state (the first recovery point)."""
@@ -78,7 +77,6 @@ class Shards:
         if self.pool is not None:
             self.pool.abort()
             self.pool = None
-        self.rebuilt += 1
         if progress is not None:
             progress(f"[{where}] {why}; recomputing the level from the last completed one on the workers left")
         self.pool = self.engine.pool(self.factory, self.spec)

@@ -72,12 +72,6 @@ def canonical(state: FlatState) -> FlatState:
     return rep
 
 
-def clear_memos() -> None:
-    """Forget every memoised form (benchmarks measure cold runs with it)."""
-    for memo in (_state_memo, _memo, _node_memo, _out_memo, _part_memo, _norm_memo):
-        memo.clear()
-
-
 def canonical_map(state: FlatState) -> tuple[FlatState, list[int], dict[int, int]]:
     """(representative, node_order, labels): node i of the representative is node
     ``node_order[i]`` of ``state``, and job id j of ``state`` is job ``labels[j]`` in it."""
@@ -156,26 +150,8 @@ def _base(node: _Node) -> tuple:
 
 
 def _components(nodes: list[_Node]) -> list[list[int]]:
-    """Node indices grouped by connectivity through shared jobs (union-find)."""
-    parent = list(range(len(nodes)))
-
-    def find(a: int) -> int:
-        while parent[a] != a:
-            parent[a] = parent[parent[a]]
-            a = parent[a]
-        return a
-
-    first_host: dict[int, int] = {}
-    for n, node in enumerate(nodes):
-        for j in _jobs_of(node):
-            h = first_host.setdefault(j, n)
-            ra, rb = find(h), find(n)
-            if ra != rb:
-                parent[rb] = ra
-    groups: dict[int, list[int]] = {}
-    for n in range(len(nodes)):
-        groups.setdefault(find(n), []).append(n)
-    return list(groups.values())
+    """Node indices grouped by connectivity through shared jobs."""
+    return _components_of([tuple(_jobs_of(node)) for node in nodes])
 
 
 def _jobs_of(node: _Node) -> Iterable[int]:
@@ -269,7 +245,8 @@ def _relabelled_component(part: tuple[_Node, ...]) -> tuple[tuple, list[int], di
 
 
 def _components_of(jobs: list[tuple[int, ...]]) -> list[list[int]]:
-    """``_components`` from each node's jobs: the same groups in the same order."""
+    """Node indices grouped by connectivity through shared jobs (union-find), from each node's
+    jobs; groups in order of their first node."""
     parent = list(range(len(jobs)))
 
     def find(a: int) -> int:

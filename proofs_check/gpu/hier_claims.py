@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass
 from fractions import Fraction
 from typing import Any, Callable, Iterable
 
-from heuristics.gpu.abs_space import POOL, SLOTTED, AbsView, nonfull_pool, nonfull_slotted
+from heuristics.gpu.abs_space import POOL, SLOTTED, nonfull_pool, nonfull_slotted
 from heuristics.gpu.hier_abs import HierView, hier_abs_violations
 from heuristics.gpu.hier_cluster import partial_panels
 from proofs_check.core.claim import ClaimDoc, matches
@@ -49,7 +49,7 @@ from proofs_check.core.trace import Record, trace_record
 from proofs_check.core.verdict import ClaimResult, Explained, Verdict, explored_verdict, size_row
 from proofs_check.gpu.events import Event
 from proofs_check.gpu.hier_model import HierFacts, HierModel, K1Model, hier_facts, hier_running_jobs, \
-    legal_demands, render, shown_hier, walk
+    legal_demands, render, shown_hier
 
 
 @dataclass(frozen=True)

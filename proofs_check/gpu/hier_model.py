@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections import Counter
 from fractions import Fraction
 from itertools import permutations, product
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from heuristics.gpu.abs_space import EMPTY, POOL, AbsView, NodeView, SlotView
 from heuristics.gpu.cluster import Job
@@ -54,16 +54,6 @@ def _relabel(nd: NodeView, lab: dict[int, int]) -> NodeView:
     slots = tuple(sorted(SlotView(s.width, lab[s.anchor_job], s.anchor_g, tuple(sorted(lab[f] for f in s.fillers)))
                          for s in nd.slots))
     return NodeView(nd.kind, tuple(sorted(lab[j] for j in nd.pool)), slots)
-
-
-def _jobs(view: HierView) -> list[int]:
-    out: set[int] = set()
-    for nd in view.panel.nodes + view.gpu.nodes:
-        out.update(nd.pool)
-        for s in nd.slots:
-            out.add(s.anchor_job)
-            out.update(s.fillers)
-    return sorted(out)
 
 
 def hier_canonical_map(view: HierView) -> tuple[HierView, dict[int, int]]:
@@ -251,10 +241,6 @@ def _node_text(nd: NodeView, unit: str, names: dict[int, int]) -> str:
     return "slotted{" + ", ".join(
         f"w{s.width}: {j(s.anchor_job)}({unit}={s.anchor_g})" + ("+" + "+".join(j(f) for f in s.fillers) if s.fillers else "")
         + (f" vac {s.vacancy}" if s.vacancy else "") for s in nd.slots) + "}"
-
-
-def hier_state_to_json(view: HierView) -> dict[str, Any]:
-    return {"type": "hier", "K": view.panels_per_domain, "panel": state_to_json(view.panel), "gpu": state_to_json(view.gpu)}
 
 
 def hier_facts(st: Step[HierView, Event]) -> HierFacts:

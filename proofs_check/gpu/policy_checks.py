@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Callable
 
-from heuristics.gpu.abs_space import AbsView
-from heuristics.gpu.cluster import G_DEFAULT, Instance, Job, Placement, placement_violations
+from heuristics.gpu.abs_space import AbsView, view_placement
+from heuristics.gpu.cluster import G_DEFAULT, Job, Placement, placement_violations
 from heuristics.gpu.policy import Migration, Policy
 from heuristics.gpu.policy import Outcome as PolicyOutcome
 from heuristics.gpu.registry import load_factory, make_policy, policy_migrates, policy_names, protocol_gaps
@@ -194,16 +194,7 @@ def pfacts(st: Step[FlatState, Event]) -> Facts:
 
 def as_placement(key: FlatState) -> Placement:
     """The plain placement of a flat state (an AbsView's pools, anchors and fillers as instances)."""
-    if isinstance(key, Placement):
-        return key
-    nodes = []
-    for nd in key.nodes:
-        inst = [Instance(j, 1) for j in nd.pool]
-        for s in nd.slots:
-            inst.append(Instance(s.anchor_job, s.anchor_g))
-            inst.extend(Instance(j, 1) for j in s.fillers)
-        nodes.append(tuple(inst))
-    return Placement(key.capacity, tuple(nodes))
+    return key if isinstance(key, Placement) else view_placement(key)
 
 
 @lru_cache(maxsize=1 << 16)

@@ -81,7 +81,6 @@ __all__ = ["CLAIM_IDS", "DOCS", "HIER_HINT", "MEASURE_SIF", "CallableFactory", "
            "PolicyError", "PolicyParams", "PolicyTarget", "SpecFactory", "checked_policy", "measure_sif", "owns",
            "replay_record", "run_policy_claims", "sample_policy", "spec_label"]
 
-FAMILY = "policy"
 MEASURE_SIF = "measure.sif"
 
 
