@@ -82,7 +82,10 @@ class StateModel(Protocol[S, A]):
     def representative(self, s: S) -> S: ...
 
     def within(self, st: Step[S, A]) -> bool:
-        """The premise filter on trajectories: False drops the successor (counted as pruned)."""
+        """The premise filter on trajectories: False drops the successor (counted as pruned).
+
+        Called on the step as ``step`` returned it, before ``representative``: the premise must
+        be invariant under the equivalence (it then costs no canonical form when it fails)."""
         ...
 
     def state_to_json(self, s: S) -> dict[str, Any]: ...

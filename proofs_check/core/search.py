@@ -194,10 +194,10 @@ class Shard(Generic[S, A]):
                     for p in failure_props:
                         tally.found(p.name, path + (i,), failure_numbers(st.reason), st.reason)
                     continue
-                st = _represented(model, st)
-                if not within(st):
+                if not within(st):  # before the representative: the premise is invariant
                     ex.pruned += 1
                     continue
+                st = _represented(model, st)
                 rank = path + (i,)
                 if props:
                     tally.evaluate(props, st, False, rank)

@@ -25,9 +25,8 @@ from heuristics.gpu.policy import Policy, StateKey
 from oracle.gpu.paper_phi import wcc_holds
 from proofs_check.core.model import Outcome, Step
 from proofs_check.gpu.canonical import canonical
-from proofs_check.gpu.events import Event, FlatState, job_events, running_jobs, state_from_json, state_to_json, \
-    used_per_node
-from proofs_check.gpu.facts import facts
+from proofs_check.gpu.events import Event, FlatState, counts_of_state, job_events, running_jobs, state_from_json, \
+    state_to_json, used_per_node
 
 OUTCOMES = {PolicyOutcome.APPLIED: Outcome.APPLIED, PolicyOutcome.REFUSED: Outcome.REFUSED,
             PolicyOutcome.FAILED: Outcome.FAILED}
@@ -113,7 +112,10 @@ class PolicyModel:
         return self.canon(s)
 
     def within(self, st: Step[FlatState, Event]) -> bool:
-        return not self.wcc_trajectory or wcc_holds(facts(st).counts)
+        if not self.wcc_trajectory:
+            return True
+        counts = st.memo.get("counts")
+        return wcc_holds(counts if counts is not None else counts_of_state(st.state, self.capacity))
 
     def state_to_json(self, s: FlatState) -> dict[str, Any]:
         return state_to_json(s)
