@@ -67,6 +67,7 @@ from heuristics.gpu.abs_space import (
 )
 from heuristics.gpu.cluster import G_DEFAULT, Job, Placement, check_job_shape
 from heuristics.gpu.policy import EventResult, Migration, StateKey
+from heuristics.gpu.ties import Chooser, pick
 
 SLOT_CLASSES = {"w4": 4, "w2": 2}
 BLOCKED = "blocked"  # an empty node out of service (see ``Compass.set_blocked``)
@@ -229,6 +230,7 @@ class Compass:
         self.members: dict[int, list[_Slot | _Unit]] = {}
         self._counts = [0] * (self.capacity + 1)
         self._touched: set[int] | None = None  # nodes changed since ``trial()`` (None: not recording)
+        self.ties: Chooser | None = None  # None: every tie to the lowest index (the readings above)
         self._saved: tuple[dict[int, Job], list[int]] = ({}, [])
         self._partial = 0
         self._is_partial = [False] * N
@@ -442,7 +444,21 @@ class Compass:
             return EventResult.refused(f"does not fit: room for {room} of {job.w} instances of g={job.g}")
         if self.variant.filler_reserve and not self._keeps_reserve(job):
             return EventResult.refused("does not fit: a filler would lose its seat to return to")
+        if self._choosing_in_trial():
+            return self._failure_or(lambda: self._arrive(job))
         return EventResult.applied(tuple(self._arrive(job)))
+
+    def _choosing_in_trial(self) -> bool:
+        """Ties are being chosen inside a ``trial``: an operator failure under some choice is
+        reported as that event's outcome (``rollback`` restores the state it leaves behind)."""
+        return self.ties is not None and self._touched is not None
+
+    @staticmethod
+    def _failure_or(event: Callable[[], list[Migration]]) -> EventResult:
+        try:
+            return EventResult.applied(tuple(event()))
+        except OperatorFailure as e:
+            return EventResult.failure(f"operator failure: {e}")
 
     def _arrive(self, job: Job) -> list[Migration]:
         moves: list[Migration] = []
@@ -479,6 +495,8 @@ class Compass:
         """
         if job_id not in self.jobs:
             raise ValueError(f"job {job_id} is not running")
+        if self._choosing_in_trial():
+            return self._failure_or(lambda: self._depart(job_id))
         if self._may_strand_fillers(job_id):
             # A filler might find no destination: try on a copy so a failure changes nothing.
             try:
@@ -491,12 +509,33 @@ class Compass:
         job = self.jobs.pop(job_id)
         self._counts[job.g] -= job.w
         moves: list[Migration] = []
-        for m in sorted(self.members[job_id], key=self._removal_order):
+        for m in self._removals(job_id):
             moves += self._remove(m)
         del self.members[job_id]
         if self.variant.compact_on_departure:
             moves += self._compact()
         return moves
+
+    def _removals(self, job_id: int) -> Iterable[_Slot | _Unit]:
+        """The departing job's instances in removal order (reading 9; with ties, any order:
+        each next instance is a choice among the first-ranked remaining ones, one per place)."""
+        left = sorted(self.members[job_id], key=self._removal_order)
+        if self.ties is None:
+            yield from left
+            return
+        while left:
+            first = self._removal_order(left[0])[0]
+            places = {self._place_of(m): m for m in reversed(left) if self._removal_order(m)[0] == first}
+            m = pick(self.ties, "Remove: which instance next", sorted(places.values(), key=self._removal_order))
+            left.remove(m)
+            yield m
+
+    @staticmethod
+    def _place_of(m: _Slot | _Unit) -> tuple[int, int]:
+        """Instances in one place are interchangeable: a pool node, or one slot (anchor or filler)."""
+        if isinstance(m, _Slot):
+            return (m.node, id(m))
+        return (m.node, -1 if m.slot is None else id(m.slot))
 
     def _removal_order(self, m: _Slot | _Unit) -> tuple[bool, int, int]:
         # With pool_first, a departing job's pool instances leave before its fillers, so a
@@ -576,6 +615,8 @@ class Compass:
         rule = self.variant.slot_host
         if rule == "best-fit":
             for d in rooms:
+                if self.ties is not None and self._by_room.size(d):
+                    return pick(self.ties, "slot host: argmin D(n)", self._by_room.members(d))
                 n = self._by_room.lowest(d)
                 if n is not None:
                     return n
@@ -586,7 +627,8 @@ class Compass:
         if rule == "first-fit":
             return min(cands)
         if rule == "worst-fit":
-            return min(cands, key=lambda n: (-self._unprofiled(n), n))
+            most = max(self._unprofiled(n) for n in cands)
+            return pick(self.ties, "slot host: argmax D(n)", sorted(n for n in cands if self._unprofiled(n) == most))
         raise ValueError(f"unknown slot_host rule {rule!r}")
 
     def _draw_fillers(self, s: _Slot, r: int, kind: str) -> list[Migration]:
@@ -596,7 +638,8 @@ class Compass:
             src = self._filler_source()
             if src is None:
                 break
-            u = self.pool[src].pop(0)
+            pool = self.pool[src]
+            u = pool.pop(0) if self.ties is None else self._pick_unit(pool, "filler draw: which pool instance")
             self._touch(src)
             moves.append(Migration(u.job, 1, src, s.node, kind))
             self._attach(u, s)
@@ -611,25 +654,42 @@ class Compass:
             fills = range(self.capacity, 0, -1)
         elif rule != "least-occupied":
             raise ValueError(f"unknown filler_source rule {rule!r}")
+        return self._lowest_fill(fills, "filler draw: which least-occupied pool node")
+
+    def _lowest_fill(self, fills: Iterable[int], point: str) -> int | None:
+        """A pool node of the first occupancy in ``fills`` that has one (ties: a choice)."""
         for c in fills:
+            if self.ties is not None and self._by_fill.size(c):
+                return pick(self.ties, point, self._by_fill.members(c))
             n = self._by_fill.lowest(c)
             if n is not None:
                 return n
         return None
 
+    def _pick_unit(self, units: list[_Unit], point: str) -> _Unit:
+        """Remove and return one of ``units`` (a set in the paper: one option per job)."""
+        firsts = list({u.job: u for u in reversed(units)}.values())[::-1]
+        u = pick(self.ties, point, firsts)
+        units.remove(u)
+        return u
+
     def _unit_destination(self, exclude: _Slot | None) -> _Slot | int:
         """Lines 11–13: a slot vacancy, else a partial pool node, else a fresh pool node."""
-        first = self._vacant.lowest(0)
-        for n in [first] if exclude is None else self._vacant.members(0):
-            for s in self.slots[n] if n is not None else ():
-                if s is not exclude and s.vacancy > 0:
-                    return s
+        if self.ties is not None:
+            seats = [s for n in self._vacant.members(0) for s in self.slots[n] if s is not exclude and s.vacancy > 0]
+            if seats:
+                return pick(self.ties, "1-GPU seat: which slot vacancy", seats)
+        else:
+            first = self._vacant.lowest(0)
+            for n in [first] if exclude is None else self._vacant.members(0):
+                for s in self.slots[n] if n is not None else ():
+                    if s is not exclude and s.vacancy > 0:
+                        return s
         fills = range(self.capacity - 1, 0, -1) if self.variant.unit_pool == "fullest" else range(1, self.capacity)
-        for c in fills:
-            n = self._by_fill.lowest(c)
-            if n is not None:
-                return n
-        n = self._empty.lowest(0)
+        n = self._lowest_fill(fills, "1-GPU seat: which pool node")
+        if n is not None:
+            return n
+        n = self._empty.lowest(0)  # empty nodes are interchangeable: never a choice that matters
         if n is None:
             raise OperatorFailure("a 1-GPU instance has no slot vacancy, pool seat or empty node")
         return n
@@ -748,15 +808,20 @@ class Compass:
         hosts = self._hosts(cls)
         if len(hosts) < 2:
             return []
-        hosts.sort(key=lambda n: -self._room(cls, n))
+        hosts = self._by_room_desc(cls, hosts)
         moves: list[Migration] = []
         while len(hosts) >= 2:
             src, progress = hosts[0], False
-            for x in self._class_items(cls, src):
+            for x in self._drain_items(cls, src):
                 dsts = [n for n in hosts if n != src and self._room(cls, n) >= 1]
                 if not dsts:
                     break
-                dst = min(dsts, key=lambda n: (self._room(cls, n), n))
+                if self.ties is None:
+                    dst = min(dsts, key=lambda n: (self._room(cls, n), n))
+                else:
+                    least = min(self._room(cls, n) for n in dsts)
+                    dst = pick(self.ties, f"Compact {cls}: argmin room destination",
+                               sorted(n for n in dsts if self._room(cls, n) == least))
                 moves += self._migrate(cls, x, src, dst)
                 progress = True
             if not self._class_items(cls, src):
@@ -764,6 +829,37 @@ class Compass:
             if not progress:
                 break
         return moves
+
+    def _by_room_desc(self, cls: str, hosts: list[int]) -> list[int]:
+        """Compact's host list sorted once by descending room (equal rooms: a choice of order)."""
+        hosts.sort(key=lambda n: -self._room(cls, n))
+        if self.ties is None:
+            return hosts
+        out: list[int] = []
+        while hosts:
+            top = self._room(cls, hosts[0])
+            n = pick(self.ties, f"Compact {cls}: host order among equal rooms",
+                     sorted(n for n in hosts if self._room(cls, n) == top))
+            hosts.remove(n)
+            out.append(n)
+        return out
+
+    def _drain_items(self, cls: str, src: int) -> Iterable[_Slot | _Unit]:
+        """The source's class items in the order they move (C(src) is a set: with ties, each
+        next item is a choice, one option per job for pool instances)."""
+        items = self._class_items(cls, src)
+        if self.ties is None:
+            yield from items
+            return
+        while items:
+            if cls == "pool":
+                units = [x for x in items if isinstance(x, _Unit)]
+                x: _Slot | _Unit = self._pick_unit(units, f"Compact {cls}: which item next")
+                items.remove(x)
+            else:
+                x = pick(self.ties, f"Compact {cls}: which item next", items)
+                items.remove(x)
+            yield x
 
     def _slot_repack(self) -> list[Migration]:
         """Repaired slot pass: all slot widths in one class, so at most one slotted node keeps

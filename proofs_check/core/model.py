@@ -125,6 +125,9 @@ class Property(Generic[S, A]):
     premise: Callable[[Step[S, A]], bool] | None = None
     failure_breaks: bool = False
     score: Callable[[Step[S, A]], float] | None = None  # what guided sampling maximises
+    # Named situations counted over the steps the property is checked on, so a report shows
+    # whether the premise was really exercised (e.g. "≥ 2 pool nodes' worth of 1-GPU instances").
+    coverage: tuple[tuple[str, Callable[[Step[S, A]], bool]], ...] = ()
 
     def applies(self, st: Step[S, A], new: bool) -> bool:
         """Whether this property is evaluated on ``st`` (``new``: its state was not seen before)."""

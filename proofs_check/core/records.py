@@ -32,6 +32,7 @@ class PropertyOutcome(Generic[S, A]):
     finding: Finding[S, A] | None = None
     premise_met: bool = False
     undecided: str = ""  # a test could not decide (solver limit)
+    covered: dict[str, int] = field(default_factory=dict)  # coverage situation -> checked steps showing it
 
 
 @dataclass

@@ -45,9 +45,8 @@ from proofs_check.core.engine import SERIAL, Engine, WorkerLost
 from proofs_check.core.interrupt import INTERRUPTED
 from proofs_check.core.records import Exploration, Finding, Limits, PropertyOutcome, SizeStats
 from proofs_check.core.recovery import MAX_RECOVERIES, Resumable, Saver, Shards, shard_checkpoint, shard_restore
-from proofs_check.core.model import A, Numbers, On, Outcome, Property, S, StateModel, Step, Undecided, failure_numbers
-
-Rank = tuple[int, ...]
+from proofs_check.core.model import A, Numbers, On, Outcome, Property, S, StateModel, Step, failure_numbers
+from proofs_check.core.tally import Rank, Tally
 Progress = Callable[[str], None]
 COUNTS = ("generated", "refused", "failures", "pruned")
 
@@ -59,57 +58,6 @@ def stderr_progress(msg: str) -> None:
 def owner(state: Hashable, count: int) -> int:
     """The shard that owns ``state``: a hash that is the same in every process and on every host."""
     return zlib.crc32(repr(state).encode()) % count
-
-
-# --------------------------------------------------------------------------- per-level results by rank
-class Tally:
-    """Per property, the minimum-rank finding, premise met and undecided test of one level.
-
-    Each table maps a property name to (rank, payload): a finding's payload is (numbers, failure
-    reason or ""), an undecided test's its message, a premise's None.
-    """
-
-    def __init__(self) -> None:
-        self.finding: dict[str, tuple[Rank, tuple[Numbers, str]]] = {}
-        self.premise: dict[str, tuple[Rank, None]] = {}
-        self.undecided: dict[str, tuple[Rank, str]] = {}
-
-    @staticmethod
-    def _lower(table: dict[str, Any], name: str, rank: Rank, payload: Any) -> None:
-        if name not in table or rank < table[name][0]:
-            table[name] = (rank, payload)
-
-    def found(self, name: str, rank: Rank, numbers: Numbers, failure: str = "") -> None:
-        self._lower(self.finding, name, rank, (numbers, failure))
-
-    def evaluate(self, props: Iterable[Property[Any, Any]], st: Step[Any, Any], new: bool, rank: Rank) -> None:
-        for p in props:
-            if not p.applies(st, new):
-                continue
-            if p.premise is not None and (p.name not in self.premise or rank < self.premise[p.name][0]) \
-                    and p.premise(st):
-                self.premise[p.name] = (rank, None)
-            try:
-                numbers = p.test(st)
-            except Undecided as e:
-                self._lower(self.undecided, p.name, rank, str(e))
-                continue
-            if numbers is not None:
-                self.found(p.name, rank, numbers)
-
-    def merge(self, other: "Tally") -> None:
-        for mine, theirs in ((self.finding, other.finding), (self.premise, other.premise),
-                             (self.undecided, other.undecided)):
-            for name, (rank, payload) in theirs.items():
-                self._lower(mine, name, rank, payload)
-
-    def upto(self, limit: Rank) -> "Tally":
-        """Only what transitions from parents ranked ≤ ``limit`` produced (a budget cut)."""
-        out = Tally()
-        out.finding = {c: v for c, v in self.finding.items() if v[0][:-1] <= limit}
-        out.premise = {c: v for c, v in self.premise.items() if v[0][:-1] <= limit}
-        out.undecided = {c: v for c, v in self.undecided.items() if v[0][:-1] <= limit}
-        return out
 
 
 @dataclass
@@ -490,6 +438,8 @@ def _apply(tally: Tally, props: list[Property[S, A]], outcomes: dict[str, Proper
         out = outcomes[p.name]
         if out.finding is not None:
             continue
+        for label, _ in p.coverage:
+            out.covered[label] = out.covered.get(label, 0) + tally.covered.get((p.name, label), 0)
         found = tally.finding.get(p.name)
         bound = found[0] if found else None
         premise = tally.premise.get(p.name)

@@ -14,24 +14,34 @@ from proofs_check.gpu.canonical import FlatState
 
 
 class Event(NamedTuple):
-    """A job event; ``job`` is the label in the representative state just before the event."""
+    """A job event; ``job`` is the label in the representative state just before the event.
+
+    ``choices`` are the options the scheduler took at its tie points during the event
+    (``heuristics.gpu.ties``; empty: option 0 everywhere, the default tie-breaking)."""
 
     arrive: bool
     job: int
     g: int
     w: int
+    choices: tuple[int, ...] = ()
 
     def __str__(self) -> str:
-        return f"{'+' if self.arrive else '-'}J{self.job} (g={self.g},w={self.w})"
+        ties = f" ties {','.join(map(str, self.choices))}" if self.choices else ""
+        return f"{'+' if self.arrive else '-'}J{self.job} (g={self.g},w={self.w}){ties}"
 
     def to_json(self) -> dict[str, Any]:
-        return {"event": "arrive" if self.arrive else "depart", "job": self.job, "g": self.g, "w": self.w}
+        d: dict[str, Any] = {"event": "arrive" if self.arrive else "depart", "job": self.job, "g": self.g,
+                             "w": self.w}
+        if self.choices:
+            d["choices"] = list(self.choices)
+        return d
 
     @staticmethod
     def from_json(d: dict[str, Any]) -> "Event":
         if d.get("event") not in ("arrive", "depart"):
             raise ValueError(f"event must be 'arrive' or 'depart', got {d.get('event')!r}")
-        return Event(d["event"] == "arrive", int(d["job"]), int(d["g"]), int(d["w"]))
+        return Event(d["event"] == "arrive", int(d["job"]), int(d["g"]), int(d["w"]),
+                     tuple(int(c) for c in d.get("choices", ())))
 
 
 def is_arrival(e: Event) -> bool:

@@ -9,6 +9,10 @@ implementation — and a trace replays exactly.
 
 Actions within the bounds: an arrival of (g, w) for every g of the event family, 1 ≤ w ≤ max_w and
 w·g ≤ free GPUs while fewer than max_jobs jobs run, and the departure of every running job.
+With ``EventBounds.all_ties`` every event comes once per distinct outcome of the scheduler's tie
+points (``heuristics.gpu.ties``: every legal choice sequence is run, ``Event.choices`` records the
+one taken), so the search covers every implementation of the pseudocode, not only the
+representative-order one.
 ``wcc_trajectory``: successors whose instance counts break the Workload Composition Condition
 (count form, Lemma A.1) are outside the premise — Theorem 1 assumes WCC "at every time t", a
 premise on the whole trajectory, so only WCC-only paths are explored.
@@ -21,8 +25,9 @@ from typing import Any, Callable, Sequence
 from heuristics.gpu.abs_space import AbsView
 from heuristics.gpu.cluster import Job, Placement
 from heuristics.gpu.policy import Outcome as PolicyOutcome
-from heuristics.gpu.policy import Policy, StateKey
+from heuristics.gpu.policy import EventResult, Policy, StateKey
 from oracle.gpu.paper_phi import wcc_holds
+from heuristics.gpu.ties import Script, every_script
 from proofs_check.core.model import Outcome, Step
 from proofs_check.gpu.canonical import canonical
 from proofs_check.gpu.events import Event, FlatState, counts_of_state, job_events, running_jobs, state_from_json, \
@@ -40,6 +45,23 @@ class EventBounds:
     demands: tuple[int, ...]
     max_jobs: int
     max_w: int
+    all_ties: bool = False  # every legal choice at the scheduler's tie points (needs ``ties`` on it)
+
+
+def run_event(pol: Any, a: Event) -> EventResult:
+    """Apply ``a`` to the policy, taking ``a.choices`` at its tie points. With choices the event
+    runs as a ``trial`` (an operator failure under a choice is then an outcome): the caller
+    discards ``pol`` afterwards or rolls it back."""
+    if a.choices:
+        if not hasattr(pol, "ties"):
+            raise TypeError(f"{pol.name} exposes no tie points (a ``ties`` chooser attribute)")
+        pol.trial()
+        pol.ties = Script(a.choices)
+    try:
+        return pol.arrive(Job(a.job, a.g, a.w)) if a.arrive else pol.depart(a.job)
+    finally:
+        if a.choices:
+            pol.ties = None
 
 
 def flat_key(key: StateKey) -> FlatState:
@@ -62,14 +84,17 @@ class PolicyModel:
         self._base_state: FlatState | None = None  # the state ``_base`` was built from
         self._base: Any = None
         self._undo = False  # _base supports trial / view_after / rollback (apply and undo)
+        self._ready: dict[Event, Step[FlatState, Event]] = {}  # steps ``actions`` ran (all_ties) ...
+        self._ready_state: FlatState | None = None  # ... from this state
 
     def __getstate__(self) -> dict[str, Any]:  # the prototype and the cache are rebuilt, not shipped
-        return {k: v for k, v in self.__dict__.items() if k not in ("proto", "_base_state", "_base")}
+        return {k: v for k, v in self.__dict__.items() if k not in ("proto", "_base_state", "_base", "_ready",
+                                                                    "_ready_state")}
 
     def __setstate__(self, d: dict[str, Any]) -> None:
         self.__dict__.update(d)
         self.proto = self.factory(self.size)
-        self._base_state, self._base = None, None
+        self._base_state, self._base, self._ready, self._ready_state = None, None, {}, None
 
     def init_states(self) -> Sequence[FlatState]:
         return [flat_key(self.proto.state_key())]
@@ -77,9 +102,34 @@ class PolicyModel:
     def actions(self, s: FlatState) -> Sequence[Event]:
         free = self.size * self.capacity - sum(used_per_node(s))
         e = self.events
-        return job_events(running_jobs(s), free, e.demands, e.max_jobs, e.max_w)
+        events = job_events(running_jobs(s), free, e.demands, e.max_jobs, e.max_w)
+        return self._every_tie(s, events) if e.all_ties else events
+
+    def _every_tie(self, s: FlatState, events: list[Event]) -> list[Event]:
+        """Each event once per distinct result over all its choice sequences (lexicographic:
+        the default tie-breaking first); the steps are kept for ``step``."""
+        out: list[Event] = []
+        ready: dict[Event, Step[FlatState, Event]] = {}
+        for ev in events:
+            results: set[Any] = set()
+            for made, st in every_script(lambda script: self._run(s, ev, script)):
+                key = self.canon(st.state) if st.outcome is Outcome.APPLIED else st.outcome
+                if key in results:
+                    continue
+                results.add(key)
+                a = ev._replace(choices=tuple(c.taken for c in made))
+                object.__setattr__(st, "action", a)
+                ready[a] = st
+                out.append(a)
+        self._ready, self._ready_state = ready, s
+        return out
 
     def step(self, s: FlatState, a: Event) -> Step[FlatState, Event]:
+        if s is self._ready_state and a in self._ready:
+            return self._ready.pop(a)
+        return self._run(s, a, Script(a.choices) if a.choices else None)
+
+    def _run(self, s: FlatState, a: Event, ties: Script | None) -> Step[FlatState, Event]:
         # The search steps every action of one state in a row. With apply and undo (COMPASS:
         # ``trial`` / ``view_after`` / ``rollback``) one scheduler is built per state and every
         # event is undone on it; other policies are rebuilt from ``s`` per action.
@@ -92,6 +142,17 @@ class PolicyModel:
             pol = self._base
         else:
             pol = self.proto.with_state(s)
+        if ties is not None:
+            if not hasattr(pol, "ties"):
+                raise TypeError(f"{pol.name} exposes no tie points (a ``ties`` chooser attribute)")
+            pol.ties = ties
+        try:
+            return self._apply(pol, s, a)
+        finally:
+            if ties is not None:
+                pol.ties = None
+
+    def _apply(self, pol: Any, s: FlatState, a: Event) -> Step[FlatState, Event]:
         if not self._undo:
             self._base_state = None  # the event below changes this scheduler
             res = pol.arrive(Job(a.job, a.g, a.w)) if a.arrive else pol.depart(a.job)

@@ -13,12 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from heuristics.gpu.abs_space import POOL, SLOTTED, AbsView
-from heuristics.gpu.cluster import Job
 from heuristics.gpu.policy import Migration
 from proofs_check.gpu.canonical import canonical, canonical_map
 from proofs_check.gpu.events import Event, FlatState, used_per_node
 from proofs_check.gpu.facts import Facts, sif_numbers
-from proofs_check.gpu.policy_model import PolicyFactory, flat_key
+from proofs_check.gpu.policy_model import PolicyFactory, flat_key, run_event
 
 
 @dataclass(frozen=True)
@@ -29,6 +28,8 @@ class ShownStep:
     rendered: str  # the state with stable node and job names
     failure: str = ""  # the policy's reason when the event was not applied
     migrations: tuple[Migration, ...] = ()  # the migrations the event caused
+    node_names: tuple[int, ...] = ()  # canonical node index -> stable node number (for pictures)
+    job_names: tuple[tuple[int, int], ...] = ()  # (canonical label, stable job name) pairs (for pictures)
 
 
 def walk(factory: PolicyFactory, n_nodes: int, events: list[Event]) -> list[ShownStep]:
@@ -47,20 +48,24 @@ def walk(factory: PolicyFactory, n_nodes: int, events: list[Event]) -> list[Show
             pending = {**names, ev.job: next_name}
             shown = f"+J{next_name} (g={ev.g},w={ev.w})"
             next_name += 1
-            res = pol.arrive(Job(ev.job, ev.g, ev.w))
+            res = run_event(pol, ev)
         else:
             if ev.job not in pol.running():
                 raise ValueError(f"event {ev}: job label {ev.job} is not running")
             pending = names
             shown = f"-J{names[ev.job]} (g={ev.g},w={ev.w})"
-            res = pol.depart(ev.job)
+            res = run_event(pol, ev)
+        if ev.choices:
+            shown += " ties " + ",".join(map(str, ev.choices))
         if not res.ok:
-            steps.append(ShownStep(ev, shown, cur, render(cur, node_names, names), res.reason or "refused"))
+            steps.append(ShownStep(ev, shown, cur, render(cur, node_names, names), res.reason or "refused",
+                                   node_names=tuple(node_names), job_names=tuple(names.items())))
             break
         cur, order, labels = canonical_map(flat_key(pol.state_key()))
         names = {labels[j]: pending[j] for j in labels}
         node_names = [node_names[i] for i in order]
-        steps.append(ShownStep(ev, shown, cur, render(cur, node_names, names), migrations=res.migrations))
+        steps.append(ShownStep(ev, shown, cur, render(cur, node_names, names), migrations=res.migrations,
+                               node_names=tuple(node_names), job_names=tuple(names.items())))
     return steps
 
 
