@@ -56,6 +56,12 @@ def resolve(selectors: list[str]) -> list[str]:
     return sorted(out, key=ORDER.__getitem__)
 
 
+def not_every_n(ids: list[str]) -> list[str]:
+    """The claims ``--max-nodes all`` cannot cover: the count, RingStitch and hierarchical families
+    are not explorations over N flat nodes (docs/verify.md, "Every N: the cutoff")."""
+    return [c for c in ids if c not in FLAT and not policy_claims.owns(c)]
+
+
 def known(claim_id: str) -> bool:
     return claim_id in ALL_DOCS
 

@@ -4,7 +4,7 @@ from fractions import Fraction
 
 import pytest
 
-from proofs_check.gpu.audit import AuditError, audit_file, parse_bound
+from proofs_check.gpu.audit import AuditError, audit_file, audit_path, detect_format, parse_bound
 from proofs_check.cli.verify import main
 from proofs_check.core.verdict import Verdict
 
@@ -102,3 +102,12 @@ def test_cli_exit_codes(tmp_path, capsys):
     assert main(["--audit", write(tmp_path, [GOOD[1], "{bad"], "bad.jsonl")]) == 2
     err = capsys.readouterr().err
     assert "bad.jsonl:2" in err and len(err.strip().splitlines()) == 1
+
+
+def test_snapshot_log_takes_no_node_list(tmp_path):
+    """A snapshot log names its own nodes: a node list with it is a usage error, not ignored."""
+    path = write(tmp_path, GOOD)
+    assert detect_format(path) == "snapshot"
+    with pytest.raises(AuditError, match="--nodes-file"):
+        audit_path(path, parse_bound("2"), "auto", str(tmp_path / "nodes.csv"))
+    assert main(["--audit", path, "--audit-format", "snapshot"]) == 0

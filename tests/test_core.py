@@ -265,7 +265,7 @@ def test_time_limit_is_incomplete():
 # ----------------------------------------------------------------------------- partitioned = serial
 def _figures(exp: Exploration) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     sizes = [{k: v for k, v in asdict(s).items() if k != "seconds"} for s in exp.sizes]
-    outcomes = {name: (o.premise_met, o.undecided, None if o.finding is None else
+    outcomes = {name: (o.premise_met, o.undecided, o.covered, None if o.finding is None else
                        (o.finding.size, o.finding.actions, o.finding.states, o.finding.numbers, o.finding.failure))
                 for name, o in exp.outcomes.items()}
     return sizes, outcomes
@@ -274,7 +274,26 @@ def _figures(exp: Exploration) -> tuple[list[dict[str, Any]], dict[str, Any]]:
 PROPS = [BAD, WITNESS, Property("breaks", Expect.ALWAYS, never, failure_breaks=True),
          Property("after-dec", Expect.ALWAYS, after_dec_both_positive, on=On.TRANSITION, when=is_dec),
          Property("u", Expect.ALWAYS, undecided_on_odd),
-         Property("vacuous", Expect.ALWAYS, never, premise=sum_at_least_five)]
+         Property("vacuous", Expect.ALWAYS, never, premise=sum_at_least_five),
+         Property("covers", Expect.ALWAYS, never, coverage=(("sum ≥ 5", sum_at_least_five),))]
+
+
+def test_coverage_counts_every_checked_state_and_transition():
+    """Coverage situations are counted once per new state (state properties) and once per
+    applied transition of the property's kind (transition properties), as enumerating the
+    representatives directly counts them."""
+    top = 3
+    reps = [(a, b) for a in range(top + 1) for b in range(a, top + 1)]
+    m = Counters(top)
+    decs = [m.step(s, a) for s in reps for a in (DEC0, DEC1)]
+    want_states = sum(1 for s in reps if sum(s) >= 3)
+    want_decs = sum(1 for st in decs if st.outcome is Outcome.APPLIED and min(st.state) == 0)
+    state_p = Property("s", Expect.ALWAYS, never, coverage=(("sum ≥ 3", lambda st: sum(st.state) >= 3),))
+    dec_p = Property("d", Expect.ALWAYS, never, on=On.TRANSITION, when=is_dec,
+                     coverage=(("a zero after dec", lambda st: min(st.state) == 0),))
+    exp = explore(models(top), [state_p, dec_p], BIG)
+    assert exp.outcomes["s"].covered == {"sum ≥ 3": want_states} and want_states == 6
+    assert exp.outcomes["d"].covered == {"a zero after dec": want_decs} and want_decs > 0
 
 
 @pytest.mark.parametrize("kw, limits", [

@@ -65,8 +65,37 @@ def fgd_fragmentation(f: int, p: Sequence[float]) -> float:
     return f * sum(p[f:])
 
 
+def fgd_delta(f: int, g: int, p: Sequence[float]) -> float:
+    """FGD's fragmentation gradient of one instance of ``g`` GPUs on a node with ``f`` free:
+    ΔF = F(f − g) − F(f)."""
+    return fgd_fragmentation(f - g, p) - fgd_fragmentation(f, p)
+
+
 def _fgd(f: int, idx: int, g: int, p: Sequence[float]) -> tuple:
-    return (fgd_fragmentation(f - g, p) - fgd_fragmentation(f, p), f, idx)
+    return (fgd_delta(f, g, p), f, idx)
+
+
+def greedy_gradient(free_levels: Sequence[int], g: int, w: int, rule: NodeRule,
+                    p: Sequence[float]) -> float | None:
+    """The total fragmentation gradient Σ ΔF (under ``p``) of placing ``w`` instances of ``g`` GPUs
+    one by one where ``rule`` puts them, from ``free_levels[f]`` nodes with ``f`` free GPUs; None
+    when they do not all fit. The state is not touched (used by CAFGD's hold and MCG's priority).
+
+    Only free levels are tracked, not node indices: exact for rules whose key orders by the free
+    level before the node index (``fgd`` and MCG's), as :meth:`NodeRulePolicy._choose` then picks
+    the same level whichever node of it comes first.
+    """
+    levels = list(free_levels)
+    total = 0.0
+    for _ in range(w):
+        fits = [f for f in range(g, len(levels)) if levels[f]]
+        if not fits:
+            return None
+        f = min(fits, key=lambda f: rule(f, 0, g, p))
+        total += fgd_delta(f, g, p)
+        levels[f] -= 1
+        levels[f - g] += 1
+    return total
 
 
 RULES: dict[str, NodeRule] = {
@@ -108,7 +137,7 @@ class NodeRulePolicy:
         check_job_shape(job.g, job.w, self.capacity)
         if job.id in self._jobs:
             raise ValueError(f"job {job.id} is already running")
-        room = sum(len(b) * (f // job.g) for f, b in enumerate(self._buckets) if f >= job.g)
+        room = self._room(job.g)
         if room < job.w:
             return EventResult.refused(f"job {job.id} ({job.w}x{job.g}) needs {job.w} slots "
                                           f"of {job.g} GPUs, cluster offers {room}")
@@ -151,7 +180,7 @@ class NodeRulePolicy:
             raise TypeError(f"{self.name} state keys are Placements, got {type(key).__name__}")
         if key.n_nodes != self.n_nodes or key.capacity != self.capacity:
             raise ValueError("placement does not match this policy's cluster size or capacity")
-        other = NodeRulePolicy(self.name, self.n_nodes, self.capacity, self._fixed_dist)
+        other = self._fresh()
         width: dict[int, int] = {}
         for n, node in enumerate(key.nodes):
             for inst in node:
@@ -168,7 +197,19 @@ class NodeRulePolicy:
         """Number of nodes at each used-GPU level 0..G (a histogram; O(G))."""
         return tuple(len(self._buckets[self.capacity - u]) for u in range(self.capacity + 1))
 
+    def free_levels(self) -> tuple[int, ...]:
+        """Number of nodes at each free-GPU level 0..G (``occupancy`` reversed)."""
+        return tuple(len(b) for b in self._buckets)
+
     # -- internals --------------------------------------------------------------------------
+    def _fresh(self) -> NodeRulePolicy:
+        """An empty policy of the same kind and options (subclasses with options override it)."""
+        return NodeRulePolicy(self.name, self.n_nodes, self.capacity, self._fixed_dist)
+
+    def _room(self, g: int) -> int:
+        """How many instances of ``g`` GPUs the free GPUs can host (Σ_n ⌊free_n / g⌋)."""
+        return sum(len(b) * (f // g) for f, b in enumerate(self._buckets) if f >= g)
+
     def _dist(self, job: Job) -> Sequence[float]:
         if self._fixed_dist is not None:
             return self._fixed_dist

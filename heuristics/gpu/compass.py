@@ -108,6 +108,12 @@ VARIANTS: dict[str, Variant] = {
         compact_on_arrival=False,
         doc="Appendix A: best-fit Place, no Compact on arrival, Compact after departures",
     ),
+    "bare-detach": Variant(
+        "bare-detach",
+        replace_departed_filler=False,
+        doc="literal with the Remove pseudocode's bare detach of a departing filler (reading 7: no"
+        " replacement drawn from the pool, as the pseudocode reads without the prose)",
+    ),
 }
 
 

@@ -31,9 +31,11 @@ from importlib.metadata import EntryPoint, entry_points
 from typing import Any, Callable, Mapping
 
 from heuristics.gpu.baselines import RULES, NodeRulePolicy
+from heuristics.gpu.cafgd import CAFGD
 from heuristics.gpu.cluster import G_DEFAULT
 from heuristics.gpu.compass import VARIANTS, Compass
 from heuristics.gpu.hier_compass import build_hier_compass
+from heuristics.gpu.mcg import MCG
 from heuristics.gpu.policy import Policy
 from heuristics.gpu.repack_baselines import DRR, FFT
 from heuristics.gpu.sifopt import SIFOpt
@@ -58,6 +60,8 @@ _FACTORIES: Mapping[str, PolicyFactory] = {
     "sifopt": SIFOpt,
     "fft": FFT,
     "drr": DRR,
+    "cafgd": CAFGD,
+    "mcg": MCG,
 }
 
 

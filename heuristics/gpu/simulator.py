@@ -41,6 +41,13 @@ Round-based policies (FFT-like, DRR-like: ``heuristics.gpu.repack_baselines``) o
 processes and applies (charges) the returned round-start migrations like an event's; the queue is
 then retried, since a reorganisation can make room.
 
+Two more optional policy hooks, for the baselines whose decisions read the workload rather than
+only the placement (``heuristics.gpu.cafgd``, ``heuristics.gpu.mcg``):
+``observe_submission(now, job)`` is called when a job is submitted (before it is queued for
+admission), and ``prioritise(queue) -> jobs`` returns the waiting jobs in the order the queue
+discipline should try them, before each scheduling pass (a reordering makes the whole queue
+fresh; anything but a permutation of the queue aborts the run).
+
 Φπ and the empty-node count are read through the cheapest accessor a policy offers:
 ``occupancy() -> tuple`` (number of nodes at each used level 0..G), else ``partial_count()`` plus
 ``empty_count()`` (O(1) counters), else ``placement()`` (O(cluster)) — and only after events that
@@ -208,22 +215,42 @@ def oracle_phi_star(counts: tuple[int, ...], n_nodes: int, capacity: int) -> flo
     return math.nan if value is None else float(value)
 
 
-def validate_jobs(jobs: Sequence[SimJob], n_nodes: int, capacity: int) -> None:
-    """Raise ValueError naming the first job that cannot be simulated on this cluster."""
+def validate_jobs(jobs: Sequence[SimJob], n_nodes: int, capacity: int, max_demand: int | None = None) -> None:
+    """Raise ValueError naming the first job that cannot be simulated on this cluster.
+
+    ``max_demand`` (a policy's ``max_demand`` attribute, e.g. the hierarchical scheduler's 8K)
+    admits multi-node instances: g a multiple of ``capacity`` up to it, each on g/capacity whole
+    nodes."""
     seen: set[int] = set()
     for j in jobs:
         if j.id in seen:
             raise ValueError(f"job {j.id}: duplicate id")
         seen.add(j.id)
-        if not 1 <= j.g <= capacity:
-            raise ValueError(f"job {j.id}: g={j.g} outside 1..{capacity}")
+        multi = max_demand is not None and capacity < j.g <= max_demand
+        if multi and j.g % capacity:
+            raise ValueError(f"job {j.id}: g={j.g} above {capacity} must be a multiple of {capacity}")
+        if not multi and not 1 <= j.g <= capacity:
+            raise ValueError(f"job {j.id}: g={j.g} outside 1..{max_demand or capacity}")
         if j.w < 1:
             raise ValueError(f"job {j.id}: w={j.w} must be >= 1")
         if not (math.isfinite(j.submit) and math.isfinite(j.duration)) or j.duration < 0:
             raise ValueError(f"job {j.id}: submit={j.submit}, duration={j.duration} not usable")
-        if n_maxjob(j, capacity) > n_nodes:
+        if multi:
+            if j.w * (j.g // capacity) > n_nodes:
+                raise ValueError(f"job {j.id}: {j.w}x{j.g} GPUs needs {j.w * (j.g // capacity)} nodes, "
+                                 f"cluster has {n_nodes}")
+        elif n_maxjob(j, capacity) > n_nodes:
             raise ValueError(f"job {j.id}: {j.w}x{j.g} GPUs needs {n_maxjob(j, capacity)} nodes, "
                              f"cluster has {n_nodes}")
+
+
+def count_slot(job: Job, capacity: int) -> tuple[int, int]:
+    """(index into n_1..n_G, amount) of a running job: a multi-node instance (g > G) counts as
+    g/G instances of G GPUs, each filling one node, so Φ★, WCC (no n_G term) and the used GPUs
+    read the counts unchanged."""
+    if job.g <= capacity:
+        return job.g - 1, job.w
+    return capacity - 1, job.w * (job.g // capacity)
 
 
 Observer = Callable[[float, Policy, dict[int, Job]], None]
@@ -298,16 +325,18 @@ def simulate(jobs: Sequence[SimJob], config: SimConfig, *, phi_star: PhiStar | N
     Φ★ and SIF become NaN). ``observer(time, policy, running_jobs)`` is called after every event.
     """
     cap, n_nodes = config.capacity, config.n_nodes
-    validate_jobs(jobs, n_nodes, cap)
+    policy = make_policy(config.policy, n_nodes, cap, **dict(config.policy_opts))
+    validate_jobs(jobs, n_nodes, cap, getattr(policy, "max_demand", None))
     if config.charging not in CHARGING:
         raise ValueError(f"unknown migration charging {config.charging!r}; known: {', '.join(CHARGING)}")
     if config.migration_cost < 0:
         raise ValueError(f"migration cost {config.migration_cost} must be >= 0")
     charge = CHARGING[config.charging]
     discipline = get_discipline(config.queue)
-    policy = make_policy(config.policy, n_nodes, cap, **dict(config.policy_opts))
     cost = float(config.migration_cost)
     tick = getattr(policy, "tick", None)
+    observe_submission = getattr(policy, "observe_submission", None)
+    prioritise = getattr(policy, "prioritise", None)
 
     by_id = {j.id: j for j in jobs}
     heap: list[tuple] = []
@@ -374,7 +403,8 @@ def simulate(jobs: Sequence[SimJob], config: SimConfig, *, phi_star: PhiStar | N
         running[job.id] = r
         running_jobs[job.id] = job
         starts[job.id] = now
-        counts[job.g - 1] += job.w
+        index, amount = count_slot(job, cap)
+        counts[index] += amount
         push(r.end, COMPLETION, job.id, 0)
         apply_migrations(res.migrations)
         return True
@@ -396,6 +426,8 @@ def simulate(jobs: Sequence[SimJob], config: SimConfig, *, phi_star: PhiStar | N
             if kind == ARRIVAL:
                 tj = by_id[jid]
                 queue.append(Job(jid, tj.g, tj.w))
+                if observe_submission is not None:
+                    observe_submission(now, queue[-1])
             elif kind == MIGRATION_DONE:
                 migrating -= 1
             else:
@@ -404,12 +436,15 @@ def simulate(jobs: Sequence[SimJob], config: SimConfig, *, phi_star: PhiStar | N
                     raise _PolicyError(f"departure of job {jid} not applied ({res.outcome.value}): {res.reason}")
                 r = running.pop(jid)
                 del running_jobs[jid]
-                counts[r.job.g - 1] -= r.job.w
+                index, amount = count_slot(r.job, cap)
+                counts[index] -= amount
                 done[jid] = r
                 tried = 0
                 changed = True
                 apply_migrations(res.migrations, departing=jid)
             if len(queue) > tried:
+                if prioritise is not None:
+                    tried = reorder(queue, tried, prioritise)
                 discipline(queue, tried, try_admit)
                 tried = len(queue)  # a discipline returns only when every waiting job was refused
             if changed:  # reading the policy may cost O(cluster): only when its state changed
@@ -436,6 +471,18 @@ def simulate(jobs: Sequence[SimJob], config: SimConfig, *, phi_star: PhiStar | N
     series, unknown = rec.series(phi)
     return SimResult(config, tuple(records), series, events, status, note, unknown, refusals,
                      departing_moves)
+
+
+def reorder(queue: list[Job], tried: int, prioritise: Callable[[Sequence[Job]], Sequence[Job]]) -> int:
+    """Put ``queue`` in the policy's priority order, in place; the new count of leading jobs known
+    to be refused by the current state (0 when the order changed)."""
+    order = list(prioritise(tuple(queue)))
+    if sorted(j.id for j in order) != sorted(j.id for j in queue) or len(set(order)) != len(order):
+        raise _PolicyError("prioritise() did not return a permutation of the waiting jobs")
+    if order == queue:
+        return tried
+    queue[:] = order
+    return 0
 
 
 class _PolicyError(Exception):

@@ -19,6 +19,10 @@ Fields (no others):
   ``1`` and ``"1"`` are one job; g in 1..capacity). ``"job"`` may be left out: such an instance
   has no job identity and counts as a job of its own.
 * ``counts`` — ``{"g": n_g}``: instance counts by demand (keys 1..capacity, values ≥ 0).
+* ``capacities`` — optional, a heterogeneous cluster (docs/heterogeneous.md): GPUs of each node,
+  one integer ≥ 1 per node, so its length is N (``nodes``, when given, must equal it). ``capacity``
+  then defaults to, and must be at least, the largest entry; every node's instances must fit its
+  own capacity. ``models`` — optional with ``capacities``: each node's GPU model (strings).
 
 Exactly one of ``placement`` and ``counts``. Older shapes still read (no extra cost, so kept):
 ``sifopt``'s bare demands (``"placement": [[4, 2, 1], [8], []]``, an item that is just g) and
@@ -34,14 +38,14 @@ scheduler that wrote it, not a malformed file. This module is pure: no printing,
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, NamedTuple, Sequence
 
 from heuristics.gpu.cluster import G_DEFAULT, Instance, Placement, counts_of
 
 JobId = str | int
-FIELDS = ("capacity", "nodes", "placement", "counts")
+FIELDS = ("capacity", "nodes", "placement", "counts", "capacities", "models")
 ITEM_FIELDS = ("job", "g")
 
 
@@ -82,10 +86,21 @@ class Snapshot:
     counts: tuple[int, ...]
     nodes: Nodes | None = None
     source: str = field(default="<snapshot>", compare=False)
+    capacities: tuple[int, ...] | None = None  # per node, for a heterogeneous cluster
+    models: tuple[str, ...] | None = None  # per node, only with capacities
 
     @property
     def has_placement(self) -> bool:
         return self.nodes is not None
+
+    @property
+    def is_mixed(self) -> bool:
+        """Nodes of different capacities (not expressible as N nodes of one ``capacity``)."""
+        return self.capacities is not None and len(set(self.capacities)) > 1
+
+    def node_capacities(self) -> tuple[int, ...]:
+        """Each node's GPUs (``capacity`` for every node when ``capacities`` is not given)."""
+        return self.capacities if self.capacities is not None else (self.capacity,) * self.n_nodes
 
     def require_placement(self, why: str) -> Nodes:
         """The nodes; SnapshotError on field 'counts' when this snapshot has none."""
@@ -121,6 +136,10 @@ class Snapshot:
             out["counts"] = {str(g): n for g, n in enumerate(self.counts, start=1) if n}
         else:
             out["placement"] = [[_item_json(it) for it in node] for node in self.nodes]
+        if self.capacities is not None:
+            out["capacities"] = list(self.capacities)
+        if self.models is not None:
+            out["models"] = list(self.models)
         return out
 
     @classmethod
@@ -185,22 +204,55 @@ def _object(value: Any, source: str, name: str | None, known: Sequence[str], wha
 def parse_snapshot(data: Any, source: str, *, strict: bool = True) -> Snapshot:
     """Validate one decoded JSON object; ``source`` names it in errors (file or file:line)."""
     d = _object(data, source, None, FIELDS, "the snapshot")
-    capacity = require_int(d.get("capacity", G_DEFAULT), source, "capacity", 1)
+    caps, models = _parse_capacities(d, source)
+    capacity = require_int(d.get("capacity", G_DEFAULT if caps is None else max(caps, default=1)), source, "capacity", 1)
+    if caps is not None and caps and max(caps) > capacity:
+        raise SnapshotError(source, "capacities", f"a node of {max(caps)} GPUs > capacity {capacity}")
     if ("counts" in d) == ("placement" in d):
         raise SnapshotError(source, None, "exactly one of the fields 'placement' and 'counts' is required")
     if "counts" in d:
-        if "nodes" not in d:
+        if "nodes" not in d and caps is None:
             raise SnapshotError(source, "nodes", "missing (required with 'counts')")
-        n_nodes = require_int(d["nodes"], source, "nodes", 0)
-        return Snapshot.of_counts(n_nodes, parse_counts(d["counts"], source, capacity), capacity, source)
+        n_nodes = require_int(d.get("nodes", len(caps or ())), source, "nodes", 0)
+        _check_node_count(caps, n_nodes, source)
+        snap = Snapshot.of_counts(n_nodes, parse_counts(d["counts"], source, capacity), capacity, source)
+        return replace(snap, capacities=caps, models=models)
     listed = _parse_nodes(d["placement"], source, capacity)
-    n_nodes = require_int(d.get("nodes", len(listed)), source, "nodes", 1)
+    n_nodes = require_int(d.get("nodes", len(listed) if caps is None else len(caps)), source, "nodes", 1)
     if n_nodes < len(listed):
         raise SnapshotError(source, "nodes", f"{n_nodes} < the {len(listed)} nodes listed in 'placement'")
+    _check_node_count(caps, n_nodes, source)
     snap = Snapshot.of_nodes([[(it.job, it.g) for it in node] for node in listed], capacity, n_nodes, source)
+    snap = replace(snap, capacities=caps, models=models)
     if strict:
         check_placement(snap)
     return snap
+
+
+def _parse_capacities(d: dict[str, Any], source: str) -> tuple[tuple[int, ...] | None, tuple[str, ...] | None]:
+    """The optional per-node ``capacities`` and ``models``."""
+    if "models" in d and "capacities" not in d:
+        raise SnapshotError(source, "models", "only with 'capacities'")
+    if "capacities" not in d:
+        return None, None
+    raw = d["capacities"]
+    if not isinstance(raw, list):
+        raise SnapshotError(source, "capacities", "must be a list of integers (GPUs per node)")
+    caps = tuple(require_int(c, source, f"capacities[{n}]", 1) for n, c in enumerate(raw))
+    if "models" not in d:
+        return caps, None
+    mods = d["models"]
+    if not isinstance(mods, list) or len(mods) != len(caps):
+        raise SnapshotError(source, "models", f"must be a list of {len(caps)} model names (one per node)")
+    for n, m in enumerate(mods):
+        if not isinstance(m, str):
+            raise SnapshotError(source, f"models[{n}]", f"{m!r} is not a string")
+    return caps, tuple(mods)
+
+
+def _check_node_count(caps: tuple[int, ...] | None, n_nodes: int, source: str) -> None:
+    if caps is not None and len(caps) != n_nodes:
+        raise SnapshotError(source, "capacities", f"{len(caps)} entries for {n_nodes} nodes")
 
 
 def parse_counts(raw: Any, source: str, capacity: int, name: str = "counts") -> tuple[int, ...]:
@@ -244,10 +296,11 @@ def _parse_item(raw: Any, source: str, name: str, capacity: int) -> Item:
 def check_placement(snap: Snapshot) -> None:
     """SnapshotError for a node over capacity or a job whose instances have different demands."""
     demand: dict[str, int] = {}
+    caps = snap.node_capacities()
     for n, node in enumerate(snap.require_placement("a validity check")):
         used = sum(it.g for it in node)
-        if used > snap.capacity:
-            raise SnapshotError(snap.source, f"placement[{n}]", f"node {n} uses {used} GPUs > capacity {snap.capacity}")
+        if used > caps[n]:
+            raise SnapshotError(snap.source, f"placement[{n}]", f"node {n} uses {used} GPUs > capacity {caps[n]}")
         for k, it in enumerate(node):
             if it.job is not None and demand.setdefault(str(it.job), it.g) != it.g:
                 raise SnapshotError(snap.source, f"placement[{n}][{k}].g",

@@ -323,6 +323,71 @@ def load_openb(path: str | Path) -> Trace:
     return _load_rowwise(path, OPENB_COLUMNS, _openb_row)
 
 
+# ---------------------------------------------------------------- openb pod lists as fill-mode pods
+# Both published shapes: the 11-column lists (times, ``gpu_spec``) and the 5-column ``multigpu*``
+# lists (``name,cpu_milli,memory_mib,num_gpu,gpu_milli``, no times).
+OPENB_POD_COLUMNS = ("name", "num_gpu", "gpu_milli")
+
+
+class Pod(NamedTuple):
+    """One pod of a fill-until-full run: ``g`` whole GPUs on one node, allowed on the GPU models
+    ``models`` (the pod's ``gpu_spec``; None = any model)."""
+
+    line: int
+    name: str
+    g: int
+    models: frozenset[str] | None
+
+
+class PodList(NamedTuple):
+    """The whole-GPU pods of a pod list in file order, and how they were filtered."""
+
+    name: str
+    pods: tuple[Pod, ...]
+    report: LoadReport
+    timed: bool  # the 11-column shape (times present)
+
+
+def openb_has_times(path: str | Path) -> bool:
+    """Whether an openb pod list has the 11-column shape (its header names ``creation_time``);
+    False for the 5-column ``multigpu*`` shape. TraceError for an unreadable or empty file."""
+    for row in read_rows(path, OPENB_POD_COLUMNS):
+        return "creation_time" in row.values
+    raise TraceError(str(path), 1, "header", "no pods in the list")
+
+
+def _gpu_spec(row: Row) -> frozenset[str] | None:
+    spec = row.values.get("gpu_spec", "").strip()
+    if not spec:
+        return None
+    models = frozenset(m.strip() for m in spec.split("|"))
+    if "" in models:
+        raise row.error("gpu_spec", f"empty model name in {spec!r}")
+    return models
+
+
+def load_openb_pods(path: str | Path) -> PodList:
+    """Either openb pod-list shape as fill-mode pods (FGD, ATC'23 §6; TRACES.md), file order.
+
+    g = ``num_gpu``; filtered and counted: CPU-only (``num_gpu`` 0), fractional GPU
+    (``gpu_milli`` < 1000: a share of one GPU, outside the whole-GPU model), g > 8. Times, phase
+    and QoS are not read: a fill run submits every pod and none leaves. ``gpu_spec`` (when the
+    column exists): ``|``-separated allowed models, empty = any.
+    """
+    outcomes: list[Pod | str] = []
+    timed = False
+    for row in read_rows(path, OPENB_POD_COLUMNS):
+        timed = "creation_time" in row.values
+        num_gpu, milli = row.count("num_gpu"), row.count("gpu_milli")
+        g = _whole_gpus(num_gpu) if num_gpu == 0 or milli >= 1000 else FRACTIONAL
+        models = _gpu_spec(row)
+        outcomes.append(g if isinstance(g, str) else Pod(row.line, row.text("name"), g, models))
+    pods = tuple(o for o in outcomes if isinstance(o, Pod))
+    dropped = Counter(o for o in outcomes if isinstance(o, str))
+    report = LoadReport(str(path), len(outcomes), len(pods), dict(dropped))
+    return PodList(Path(path).stem, pods, report, timed)
+
+
 # ---------------------------------------------------------------- PAI 2020 pai_task_table
 PAI2020_COLUMNS = ("job_name", "task_name", "inst_num", "status", "start_time", "end_time",
                    "plan_cpu", "plan_mem", "plan_gpu", "gpu_type")

@@ -23,7 +23,9 @@ SNAPSHOT.json is the snapshot format of ``heuristics.gpu.snapshot`` (also read b
                    [{"job": 3, "g": 4}],                       # node 1
                    []]}                                        # node 2: empty
 
-A job's instances must all have the same g; a node's instances must fit its capacity. Job ids
+A job's instances must all have the same g; a node's instances must fit its capacity. A snapshot
+with per-node ``capacities`` of different sizes (docs/heterogeneous.md) is refused (exit 2): the
+minimum-migration model is written for one capacity. Job ids
 may be strings or integers; they are printed as given. ``--json`` prints the question, the
 certificate and ``after``: the placement after the moves (the job's instances included) as a
 canonical snapshot, readable by ``admit``, ``sifopt`` and ``verify --audit`` again.
@@ -170,6 +172,9 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.target is not None and (args.job is not None or args.target < 0):
         raise UsageError("--target: only with --repack, and >= 0")
     snap = load_snapshot(args.snapshot)
+    if snap.is_mixed:  # the minimum-migration ILP has one capacity; placeholders would be migrated
+        raise UsageError("mixed node capacities are not supported by the minimum-migration oracle yet "
+                         "(sifopt gives Φ★/SIF of such a snapshot)", file=args.snapshot, field="capacities")
     placement, labels = snap.placement("admit moves placed instances")
     nodes = [[(i.job, i.g) for i in node] for node in placement.nodes]
     question: dict[str, Any] = {"snapshot": args.snapshot, "capacity": snap.capacity, "n_nodes": snap.n_nodes}

@@ -80,6 +80,43 @@ def plot_folder(folder: str | Path, t0: float | None = None, t1: float | None = 
     return written
 
 
+def plot_fill(folder: str | Path) -> Path:
+    """The FGD paper's fill-until-full figure from ``simulate --mode fill --out DIR``: unallocated
+    share of GPUs against the share requested, one line per scheduler, the exact bound as markers."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    folder = Path(folder)
+    curves: dict[str, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
+    with (folder / "fill_curve.csv").open() as f:
+        for row in csv.DictReader(f):
+            xs, ys = curves[row["scheduler"]]
+            xs.append(100 * float(row["requested_share"]))
+            ys.append(100 * float(row["unallocated_share"]))
+    bound: dict[str, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
+    with (folder / "fill_bound.csv").open() as f:
+        for row in csv.DictReader(f):
+            if row["min_unallocated_share"]:
+                bound[row["cluster"]][0].append(100 * float(row["requested_share"]))
+                bound[row["cluster"]][1].append(100 * float(row["min_unallocated_share"]))
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    # Left: from half full (below, every scheduler places every pod: unallocated = 100 − requested);
+    # right: the zoom around full, where the schedulers part (the FGD paper's figure).
+    for ax, xlim, ylim in zip(axes, ((50, None), (95, 110)), ((0, 50), (0, 5))):
+        for name, (xs, ys) in curves.items():
+            ax.plot(xs, ys, lw=1, label=name)
+        for marker, (cluster, (xs, ys)) in zip("ox^s", bound.items()):
+            ax.plot(xs, ys, marker, color="black", ls="none", label=f"exact bound ({Path(cluster).name})")
+        ax.set_xlim(*xlim)
+        ax.set_ylim(*ylim)
+        ax.set_xlabel("GPUs requested (% of the cluster's GPUs)")
+        ax.set_ylabel("GPUs unallocated (%)")
+    axes[0].legend(fontsize=7)
+    return save_figure(fig, folder / "fill.png")
+
+
 def _main(argv: Sequence[str] | None) -> int:
     p = make_parser(PROG, __doc__.split("\n")[0] if __doc__ else None)
     p.add_argument("folder")

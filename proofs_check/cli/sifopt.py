@@ -5,6 +5,14 @@ Usage::
     sifopt --nodes N --counts 1=6,2=1,4=2 [--capacity 8] [--solver auto|cpsat|milp|brute]
            [--time-limit SECONDS] [--json]
     sifopt SNAPSHOT.json [same options except --nodes/--counts]
+    sifopt --nodes-file NODES.csv --counts 1=6,2=1,4=2 [--solver ...] [--json]
+
+Heterogeneous clusters (docs/heterogeneous.md): ``--nodes-file`` takes an openb node list
+(``sn,cpu_milli,memory_mib,gpu,model``) instead of ``--nodes``/``--capacity``, and a snapshot may
+give ``capacities`` (GPUs per node). Mixed capacities are solved by the mixed pattern ILP
+(``oracle.gpu.mixed_phi``: a node is partial when it uses fewer than its own GPUs; ``auto``/``cpsat``
+= CP-SAT, ``milp`` = HiGHS, ``brute`` = exhaustive); the minimum number of nodes in use is then
+computed within the node list (no unlimited version exists for a fixed set of node sizes).
 
 ``--counts`` lists ``g=n_g`` pairs (each g at most once, g in 1..capacity, n_g ≥ 0).
 
@@ -30,10 +38,12 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from functools import partial
 from typing import Any, Callable, Sequence
 
 from heuristics.gpu.cluster import Placement, partial_nodes
+from heuristics.gpu.node_list import load_node_list
 from heuristics.gpu.sif import sif
 from heuristics.gpu.snapshot import Snapshot, load_snapshot, parse_counts
 from oracle.gpu.patterns import PackingWitness
@@ -49,6 +59,8 @@ from oracle.gpu.phi_star import (
     phi_star_cpsat,
     phi_star_milp,
 )
+from oracle.gpu.mixed_phi import MixedProblem, MixedWitness, Objective, mixed_bruteforce, node_is_partial, solve_mixed
+from oracle.gpu.mixed_phi import Solver as MixedSolver
 from oracle.result import Certificate, Status, Unproven
 from proofs_check.cli.common import (
     EXIT_INCONCLUSIVE,
@@ -81,10 +93,19 @@ def parse_counts_arg(text: str, capacity: int) -> tuple[int, ...]:
 def read_input(args: Any) -> Snapshot:
     """The snapshot file, or the counts given by --nodes/--counts/--capacity."""
     if args.snapshot is not None:
-        if args.counts is not None or args.nodes is not None or args.capacity is not None:
-            raise UsageError("give either a snapshot file or --nodes/--counts/--capacity, not both",
+        if args.counts is not None or args.nodes is not None or args.capacity is not None or args.nodes_file:
+            raise UsageError("give either a snapshot file or --nodes/--nodes-file/--counts/--capacity, not both",
                              file=args.snapshot)
         return load_snapshot(args.snapshot)
+    if args.nodes_file is not None:
+        if args.nodes is not None or args.capacity is not None:
+            raise UsageError("--nodes-file gives the nodes and their capacities: drop --nodes/--capacity")
+        if args.counts is None:
+            raise UsageError("--nodes-file needs --counts g=n,...")
+        nodes = load_node_list(args.nodes_file)
+        top = max(nodes.capacities)
+        snap = Snapshot.of_counts(nodes.n_nodes, parse_counts_arg(args.counts, top), top, "--counts")
+        return replace(snap, capacities=nodes.capacities, models=nodes.models)
     if args.counts is None or args.nodes is None:
         raise UsageError("give SNAPSHOT.json, or both --nodes N and --counts g=n,...")
     capacity = 8 if args.capacity is None else args.capacity
@@ -120,7 +141,7 @@ def certificate_json(c: PhiCert) -> dict[str, Any]:
     }
 
 
-def _cert_line(c: PhiCert) -> str:
+def _cert_line(c: Certificate[Any, Any]) -> str:
     return f"[{c.status}, {c.solver} {c.solver_version}, {c.wall_time:.3f} s]"
 
 
@@ -189,10 +210,81 @@ def solve(snap: Snapshot, solver: str, time_limit: float) -> tuple[dict[str, Any
     return report, phi, mn
 
 
+MixedCert = Certificate[int, MixedWitness]
+
+
+def _mixed_method(solver: str, time_limit: float) -> Callable[[MixedProblem, Objective], MixedCert]:
+    if solver == "brute":
+        return mixed_bruteforce
+    backend: MixedSolver = "highs" if solver == "milp" else "cp-sat"
+    return lambda problem, objective: solve_mixed(problem, objective, time_limit, backend)
+
+
+def solve_mixed_snapshot(snap: Snapshot, solver: str, time_limit: float) -> tuple[dict[str, Any], MixedCert, MixedCert]:
+    """The report, Φ★ and min-nodes certificates of a snapshot with mixed node capacities."""
+    caps = snap.node_capacities()
+    if solver == "brute" and sum(snap.counts) > BRUTE_MAX_INSTANCES:
+        raise UsageError(f"--solver brute: {sum(snap.counts)} instances > {BRUTE_MAX_INSTANCES}; use cpsat or milp")
+    problem = MixedProblem.of(caps, snap.counts, snap.models)
+    method = _mixed_method(solver, time_limit)
+    phi, mn = method(problem, "partial"), method(problem, "nodes")
+    n = snap.n_nodes
+    value = phi.objective if phi.status is Status.OPTIMAL else None
+    report: dict[str, Any] = {
+        "nodes": n, "capacity": snap.capacity,
+        "node_capacities": {str(c): caps.count(c) for c in sorted(set(caps), reverse=True)},
+        "classes": [{"capacity": c.capacity, "models": list(c.models), "nodes": c.size} for c in problem.classes],
+        "counts": {str(g): c for g, c in enumerate(snap.counts, start=1) if c},
+        "total_gpus": sum(g * c for g, c in enumerate(snap.counts, start=1)),
+        "phi_star": mixed_certificate_json(phi), "f_star": None if value is None else value / n,
+        "min_nodes": mixed_certificate_json(mn), "placement": None,
+    }
+    if snap.nodes is not None:
+        phi_pi = sum(node_is_partial(sum(it.g for it in node), c) for node, c in zip(snap.nodes, caps))
+        report["placement"] = {"phi_pi": phi_pi, "f_pi": phi_pi / n,
+                               "sif": None if value is None else (phi_pi - value) / n}
+    return report, phi, mn
+
+
+def mixed_certificate_json(c: MixedCert) -> dict[str, Any]:
+    return {
+        "status": c.status, "objective": c.objective, "bound": c.bound,
+        "witness": [{"class": k, "pattern": list(p), "count": m} for k, p, m in c.witness],
+        "solver": c.solver, "solver_version": c.solver_version, "wall_time": c.wall_time,
+    }
+
+
+def render_mixed(r: dict[str, Any], phi: MixedCert, mn: MixedCert) -> str:
+    counts = " ".join(f"n{g}={n}" for g, n in r["counts"].items()) or "(none)"
+    sizes = ", ".join(f"{k}×{c}-GPU" for c, k in r["node_capacities"].items())
+    out = [f"instances: {counts}  (T = {r['total_gpus']} GPUs), N = {r['nodes']} nodes ({sizes}); "
+           "partial = fewer GPUs used than the node's own"]
+    if phi.status is Status.INFEASIBLE:
+        out.append(f"Φ★: infeasible — the instances do not fit on these nodes {_cert_line(phi)}")
+    elif not phi.is_optimal:
+        out.append(f"Φ★: not proven — solver limit hit (incumbent {phi.objective}, bound {phi.bound}) {_cert_line(phi)}")
+    else:
+        out.append(f"Φ★ = {phi.objective}   F★ = {r['f_star']:.6f}   {_cert_line(phi)}")
+    out.append(f"min nodes in use (these nodes) = {mn.objective if mn.is_optimal else mn.status}   {_cert_line(mn)}")
+    if r["placement"] is not None:
+        pl = r["placement"]
+        sif = "unknown" if pl["sif"] is None else f"{pl['sif']:.6f}"
+        out.append(f"placement: Φπ = {pl['phi_pi']}   Fπ = {pl['f_pi']:.6f}   SIF = {sif}")
+    if phi.witness:
+        out.append("witness packing (Φ★), by node class:")
+        for k, pat, m in phi.witness:
+            cl = r["classes"][k]
+            tag = "full" if sum(pat) == cl["capacity"] else f"partial ({sum(pat)}/{cl['capacity']})"
+            out.append(f"  {m:>6} × [{' '.join(map(str, pat))}]  on {cl['capacity']}-GPU "
+                       f"{'|'.join(cl['models']) or 'nodes'}  {tag}")
+    return "\n".join(out)
+
+
 def build_parser() -> CliParser:
     ap = make_parser(PROG, "Exact Φ★ / F★ / SIF of a GPU-cluster snapshot (COMPASS-ABS §3.2).")
     ap.add_argument("snapshot", nargs="?", help="snapshot JSON file (see docs/sifopt.md)")
     ap.add_argument("--nodes", type=int, help="cluster size N (with --counts)")
+    ap.add_argument("--nodes-file", default=None, help="openb node list (mixed capacities) instead of --nodes")
     ap.add_argument("--counts", help="instance counts by demand, e.g. 1=6,2=1,4=2")
     ap.add_argument("--capacity", type=int, default=None, help="GPUs per node (default 8)")
     ap.add_argument("--solver", choices=("auto", "cpsat", "milp", "brute"), default="auto")
@@ -203,11 +295,19 @@ def build_parser() -> CliParser:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
-    report, phi, mn = solve(read_input(args), args.solver, args.time_limit)
-    print(json.dumps(report, indent=2, ensure_ascii=False) if args.json else render_text(report, phi, mn))
-    if not (phi.is_proven and mn.is_proven):
+    snap = read_input(args)
+    if snap.is_mixed:
+        report, phi_m, mn_m = solve_mixed_snapshot(snap, args.solver, args.time_limit)
+        text = render_mixed(report, phi_m, mn_m)
+        phi_status, proven = phi_m.status, phi_m.is_proven and mn_m.is_proven
+    else:
+        report, phi, mn = solve(snap, args.solver, args.time_limit)
+        text = render_text(report, phi, mn)
+        phi_status, proven = phi.status, phi.is_proven and mn.is_proven
+    print(json.dumps(report, indent=2, ensure_ascii=False) if args.json else text)
+    if not proven:
         return EXIT_INCONCLUSIVE
-    return EXIT_VIOLATED if phi.status is Status.INFEASIBLE else EXIT_OK
+    return EXIT_VIOLATED if phi_status is Status.INFEASIBLE else EXIT_OK
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -22,6 +22,15 @@ stdout; a progress bar with ETA on stderr. ``--out DIR`` writes tidy files: ``su
 ``summary.json`` (runs + load report), ``jobs/<run>.csv`` (per job) and ``series/<run>.csv``
 (time series); ``--plot`` then draws the PNGs of ``proofs_check.cli.plots`` into ``DIR/plots``.
 
+Fill-until-full (``--mode fill``; chosen by itself for an openb pod list without times, the
+5-column ``multigpu*`` shape, and said so): the FGD paper's evaluation (``heuristics.gpu.fill``).
+``--nodes-file PATH`` (openb node list, mixed capacities; or ``--nodes N`` of 8 GPUs) is the
+cluster; ``--order shuffled|file``, ``--until U`` (draw the list again until U × the cluster's GPUs
+are requested), ``--seed``. Default schedulers: best-fit, fgd, cafgd and mcg when registered,
+compass-literal (on the 8-GPU partition). Prints the table with the oracle's exact bound;
+``--out DIR`` writes ``fill_curve.csv``, ``fill_bound.csv``, ``fill_summary.json`` (``--plot``:
+``fill.png``). ``--nodes-file`` with a timed replay needs one capacity (the event simulator's).
+
 Exit codes: 0 every run completed; 1 some run did not complete (a policy refused a departure or
 left the queue stuck — shown in the status column); 2 bad usage or input (one line on stderr).
 """
@@ -38,7 +47,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence, TextIO
 
+from heuristics.gpu import fill
 from heuristics.gpu.cluster import G_DEFAULT
+from heuristics.gpu.node_list import NodeList, load_node_list, uniform_node_list
 from heuristics.gpu.queueing import DISCIPLINES
 from heuristics.gpu.registry import make_policy, policy_names
 from heuristics.gpu.sim_metrics import RunMetrics, compute_metrics
@@ -46,7 +57,7 @@ from heuristics.gpu.simulator import CHARGING, SERIES_COLUMNS, SimConfig, SimRes
 from heuristics.gpu.sizing import cluster_size, day_window, window
 from heuristics.gpu.trace import Trace
 from heuristics.gpu.trace_gen import load_builtin
-from heuristics.gpu.trace_loaders import FORMATS, load_trace
+from heuristics.gpu.trace_loaders import FORMATS, PodList, load_openb_pods, load_trace, openb_has_times
 from proofs_check.cli.common import EXIT_OK, EXIT_VIOLATED, UsageError, make_parser, run, usage_on
 from proofs_check.core.engine import Engine
 
@@ -176,6 +187,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--address", default=None, metavar="HOST:PORT",
                    help="--backend dask: the running Dask scheduler (default: a local cluster of --workers)")
     p.add_argument("--plot", action="store_true", help="draw PNGs into OUT/plots (needs --out)")
+    p.add_argument("--mode", choices=("replay", "fill"), default=None,
+                   help="replay a timed trace, or fill-until-full (default: by the file's shape)")
+    p.add_argument("--nodes-file", default=None, help="openb node list: the cluster (mixed capacities)")
+    p.add_argument("--order", choices=fill.ORDERS, default="shuffled", help="fill: submission order")
+    p.add_argument("--until", type=float, default=None, help="fill: submit until U x cluster GPUs requested")
     a = p.parse_args(argv)
     if a.format not in FORMATS:
         raise UsageError(f"--format: unknown format {a.format!r} (known: {', '.join(FORMATS)})")
@@ -186,6 +202,16 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     known = policy_names()
     a.policy_opts = parse_policy_opts(a.policy_opt, known)
     a.skipped = []
+    if a.nodes is not None and a.nodes_file is not None:
+        raise UsageError("--nodes and --nodes-file are exclusive")
+    if a.until is not None and not 0 < a.until <= 10:
+        raise UsageError(f"--until: {a.until} must be in (0, 10]")
+    a.detected = a.mode is None and a.trace is not None and a.format == "openb" and Path(a.trace).is_file() \
+        and not openb_has_times(a.trace)
+    a.mode = "fill" if a.detected else (a.mode or "replay")
+    a.named = a.schedulers is not None
+    if a.mode == "fill" and a.schedulers is None:
+        a.schedulers = ",".join(s for s in FILL_SCHEDULERS if s in known)
     if a.schedulers is None:
         a.schedulers, a.skipped = default_schedulers(a.policy_opts)
     else:
@@ -217,6 +243,71 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     if a.plot and a.out is None:
         raise UsageError("--plot needs --out")
     return a
+
+
+FILL_SCHEDULERS = ("best-fit", "fgd", "cafgd", "mcg", "compass-literal")
+
+
+def fill_cluster(a: argparse.Namespace) -> NodeList:
+    if a.nodes_file is not None:
+        return load_node_list(a.nodes_file)
+    if a.nodes is None:
+        raise UsageError("--mode fill needs the cluster: --nodes-file PATH or --nodes N")
+    return uniform_node_list(a.nodes)
+
+
+def fill_main(a: argparse.Namespace) -> int:
+    """``--mode fill``: every scheduler on the same submission sequence, then the exact bound."""
+    if a.trace is None or a.format != "openb":
+        raise UsageError("--mode fill reads an openb pod list: give TRACE and --format openb")
+    pods: PodList = load_openb_pods(a.trace)
+    cluster = fill_cluster(a)
+    how = "detected: pod list without times" if a.detected else "--mode fill"
+    print(f"mode: fill-until-full ({how}); pods never leave, a pod that does not fit is skipped")
+    print(pods.report.summary().replace("jobs kept", "whole-GPU pods kept"))
+    print(cluster.summary())
+    until = None if a.until is None else int(a.until * cluster.total_gpus)
+    seq = fill.submission_sequence(pods.pods, a.order, a.seed, until)
+    print(f"submitted: {len(seq)} pods, {sum(p.g for p in seq)} GPUs, order {a.order}, seed {a.seed}")
+    results = []
+    for s in a.schedulers:
+        why = fill.unsupported(s, cluster, seq)
+        if why is not None and a.named:
+            raise UsageError(f"--schedulers: {s}: {why}")
+        if why is not None:
+            print(f"note: {s} skipped: {why}")
+            continue
+        if s in fill.PARTITION_ONLY:
+            print(f"note: {s} is defined for {fill.PARTITION_ONLY[s]}-GPU nodes: it runs on that partition "
+                  "and its shares are of the partition's GPUs")
+        with usage_on(ValueError, prefix=s):  # an option the scheduler rejects
+            results.append(fill.run_fill(s, cluster, seq, dict(a.policy_opts.get(s, ()))))
+    rows = [fill.result_row(r) for r in results]
+    clusters = {cluster.source: cluster, **{r.cluster: fill.run_cluster(r.scheduler, cluster) for r in results}}
+    bounds = {name: fill.bound_row(c, seq) for name, c in clusters.items()}
+    rows += [b[0]._replace(label=f"exact bound{'' if n == cluster.source else ' (part.)'}") for n, b in bounds.items()]
+    print(fill.render_table(rows))
+    if a.out is not None:
+        write_fill(Path(a.out), results, bounds, a)
+    return EXIT_OK
+
+
+def write_fill(out: Path, results: list[fill.FillResult], bounds: dict[str, tuple[fill.FillRow, list[fill.BoundPoint]]],
+               a: argparse.Namespace) -> None:
+    _write_csv(out / "fill_curve.csv", ("scheduler", "cluster", "k", "requested_share", "unallocated_share", "placed"),
+               ((r.scheduler, r.cluster, i + 1, r.share(req), r.unallocated_at(i), int(i not in set(r.failed)))
+                for r in results for i, req in enumerate(r.requested)))
+    _write_csv(out / "fill_bound.csv", ("cluster", "k", "requested_share", "min_unallocated_share"),
+               ((n, b.k, b.requested / row.gpus, "" if b.min_unallocated is None else b.min_unallocated / row.gpus)
+                for n, (row, pts) in bounds.items() for b in pts))
+    meta = {"trace": a.trace, "nodes_file": a.nodes_file, "order": a.order, "seed": a.seed, "until": a.until,
+            "rows": [r._asdict() for r in map(fill.result_row, results)] + [row._asdict() for row, _ in bounds.values()]}
+    (out / "fill_summary.json").write_text(json.dumps(meta, indent=1, default=str) + "\n")
+    print(f"results written to {out}/")
+    if a.plot:
+        from proofs_check.cli.plots import plot_fill
+
+        print(f"plot: {plot_fill(out)}")
 
 
 def load(a: argparse.Namespace) -> Trace:
@@ -383,6 +474,14 @@ def run_all(runs: list[tuple[RunSpec, Trace]], a: argparse.Namespace) -> list[Ru
 
 def _main(argv: Sequence[str] | None) -> int:
     a = parse_args(argv)
+    if a.mode == "fill":
+        return fill_main(a)
+    if a.nodes_file is not None:
+        nodes = load_node_list(a.nodes_file)
+        if not nodes.is_uniform or nodes.capacities[0] != G_DEFAULT:
+            raise UsageError(f"--nodes-file {a.nodes_file}: mixed capacities run in --mode fill only; "
+                             f"a timed replay needs {G_DEFAULT}-GPU nodes (the event simulator's one capacity)")
+        a.nodes = nodes.n_nodes
     trace = load(a)
     runs = plan(trace, a)
     for name, why in a.skipped:

@@ -1,10 +1,13 @@
 """`verify`: check the paper's claims within stated bounds, replay counterexamples, audit logs.
 
     verify --theorem 1 --max-nodes 6          # Theorem 1's three parts, exhaustive, N = 1..6
+    verify --theorem 1 --variant repaired --max-nodes all   # every N, by a checked cutoff (docs/verify.md)
     verify --all --max-nodes 4 --json out.json --junit out.xml
     verify --claim prop3 --random 200 --seed 1 # add property-based sampling on larger clusters
     verify --replay out.json                   # re-run the saved counterexamples
+    verify --replay out.json --plot figs/      # ... and draw each as a PNG (a row per event)
     verify --audit placements.jsonl --bound 2  # the CI guard for any scheduler's placement log
+    verify --audit binds.csv --nodes-file nodes.csv   # a Kubernetes-style binding stream
     verify --list
 
 Exit codes: 0 every checked claim holds within its bounds; 1 a claim is violated; 2 bad usage or
@@ -32,7 +35,8 @@ from proofs_check.core.search import stderr_progress
 from proofs_check.core.trace import load_records
 from proofs_check.core.verdict import ClaimResult, exit_code
 from proofs_check.gpu import hier_claims
-from proofs_check.gpu.flat_claims import Bounds, bounds_text
+from proofs_check.gpu.cutoff import ALL
+from proofs_check.gpu.flat_claims import EVERY_N_DEFAULTS, TIES, Bounds, bounds_text, every_n_bounds
 
 DEFAULTS = Bounds()
 
@@ -50,9 +54,17 @@ def build_parser() -> argparse.ArgumentParser:
                      help="every claim of the catalogue; with --variant V, every claim variant V makes")
     sel.add_argument("--list", action="store_true", help="print the claim catalogue and exit")
     sel.add_argument("--replay", metavar="FILE", help="re-run the traces saved by --json and re-check them")
-    sel.add_argument("--audit", metavar="LOG", help="check a JSON-lines placement log (docs/verify.md)")
+    sel.add_argument("--audit", metavar="LOG", help="check a placement log: snapshot or delta JSON lines, or a "
+                     "Kubernetes-style binding stream (docs/verify.md)")
+    sel.add_argument("--audit-format", choices=("auto", "snapshot", "delta", "bindings"), default="auto",
+                     help="--audit: the log's format (default: detected from the file)")
+    sel.add_argument("--nodes-file", metavar="FILE",
+                     help="--audit: the node list (node,gpus) of a binding stream or a delta log")
     b = p.add_argument_group("bounds (printed in every report)")
-    b.add_argument("--max-nodes", type=positive(int), default=DEFAULTS.max_nodes, help="largest N (default %(default)s)")
+    b.add_argument("--max-nodes", type=nodes_or_all, default=DEFAULTS.max_nodes,
+                   help="largest N (default %(default)s), or 'all': every N by a checked cutoff (flat and policy.* "
+                        f"claims; defaults then depth {EVERY_N_DEFAULTS['depth']}, ≤ {EVERY_N_DEFAULTS['max_jobs']} "
+                        f"jobs, w ≤ {EVERY_N_DEFAULTS['max_w']})")
     b.add_argument("--min-nodes", type=positive(int), default=DEFAULTS.min_nodes, help="smallest N (default %(default)s)")
     b.add_argument("--depth", type=positive(int), default=None, help=f"events per trace (default {DEFAULTS.depth}; thm2: {hier_claims.HierBounds.depth})")
     b.add_argument("--max-jobs", type=positive(int), default=None,
@@ -66,6 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
     hier_claims.add_arguments(b)
     o = p.add_argument_group("scheduler, sampling, output")
     o.add_argument("--variant", help="COMPASS variant for every state claim (default: each claim's own)")
+    o.add_argument("--ties", choices=TIES, default="first",
+                   help="first: the scheduler's ties go to the lowest node index of the canonical state (default); "
+                        "all: every legal choice at every 'pick any' and argmin tie (docs/verify.md)")
     o.add_argument("--workers", type=positive(int), default=None, metavar="K",
                    help="partition the search over K processes by state owner (same results; default 1, "
                         "with --backend dask one per cluster worker)")
@@ -82,6 +97,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="--audit: SIF bound; 'K' means K/N (default 2, i.e. 2/N), 'x.y' or 'p/q' an absolute fraction")
     o.add_argument("--json", metavar="PATH", help="write every result (and counterexample) as JSON")
     o.add_argument("--junit", metavar="PATH", help="write a JUnit XML report (one testcase per claim part)")
+    o.add_argument("--plot", metavar="DIR",
+                   help="draw every counterexample and witness (of this run, or of --replay FILE) as a PNG in DIR: "
+                        "a row per event, each node a strip of GPUs coloured by job (created if missing)")
     o.add_argument("--quiet", action="store_true", help="no progress on stderr")
     c = p.add_argument_group("interrupts and checkpoints (docs/verify.md)")
     c.add_argument("--checkpoint", metavar="DIR",
@@ -105,24 +123,34 @@ def _main(argv: list[str]) -> int:
         return 0
     if args.list_policies:
         return verify_policy.list_policies()
-    for path in (args.json, args.junit):
+    for path in (args.json, args.junit, args.plot):
         if path and not Path(path).resolve().parent.is_dir():
             raise UsageError(f"{path}: directory does not exist")
+    if args.plot and args.audit:
+        raise UsageError("--plot draws counterexample traces: use it with a run or --replay FILE, not --audit")
+    if args.plot:
+        with usage_on(OSError, prefix="--plot"):
+            Path(args.plot).mkdir(exist_ok=True)
+    if not args.audit and (args.nodes_file or args.audit_format != "auto"):
+        raise UsageError("--nodes-file and --audit-format apply to --audit LOG only")
     t0 = time.perf_counter()
     if args.audit:
-        from proofs_check.gpu.audit import AuditError, audit_file, parse_bound
+        from proofs_check.gpu.audit import AuditError, audit_path, parse_bound
 
         with usage_on(AuditError):
-            results, text = audit_file(args.audit, parse_bound(args.bound))
+            results, text = audit_path(args.audit, parse_bound(args.bound), args.audit_format, args.nodes_file)
         print(text)
         return _finish(results, args, argv, None, t0)
     if args.replay:
         return _replay(args, argv, t0)
     policy = verify_policy.wanted(args)
     ids = verify_policy.selected(args) if policy else verify_policy.without_policy(_selected(args))
-    if args.min_nodes > args.max_nodes:
+    if args.max_nodes != ALL and args.min_nodes > args.max_nodes:
         raise UsageError(f"--min-nodes {args.min_nodes} > --max-nodes {args.max_nodes}")
     bounds = verify_policy.bounds(args, argv, _bounds(args)) if policy else _bounds(args)
+    if bounds.every_n and catalogue.not_every_n(ids):
+        raise UsageError("--max-nodes all covers the flat state claims and policy.*, not "
+                         + ", ".join(catalogue.not_every_n(ids)))
     target, params = verify_policy.target_and_params(args) if policy else (None, None)
     with usage_on(ValueError):
         hier = hier_claims.bounds_from_args(args)
@@ -140,6 +168,8 @@ def _main(argv: list[str]) -> int:
             lost = engine.lost
         stopped = interrupt.requested()
     print(results_text(results, catalogue.ALL_DOCS))
+    if args.plot:
+        _plot(args.plot, [rec for r in results for rec in (r.counterexample or r.stats.get("witness"),) if rec])
     extra: dict[str, Any] = {}
     if isinstance(deadline, Budget):
         print(deadline.text())
@@ -191,7 +221,14 @@ def _selected(args: argparse.Namespace) -> list[str]:
 def _bounds(args: argparse.Namespace) -> Bounds:
     """The flat bounds: the shared search flags where given, the flat defaults otherwise."""
     given = {f: getattr(args, f) for f in ("depth", "max_jobs", "max_w", "max_states") if getattr(args, f) is not None}
-    return Bounds(args.max_nodes, args.min_nodes, **given)
+    if args.max_nodes == ALL:
+        return every_n_bounds(Bounds(min_nodes=args.min_nodes, ties=args.ties, **{**EVERY_N_DEFAULTS, **given}))
+    return Bounds(args.max_nodes, args.min_nodes, ties=args.ties, **given)
+
+
+def nodes_or_all(text: str) -> int | str:
+    """--max-nodes: a positive integer or 'all' (every N, by the cutoff)."""
+    return ALL if text == ALL else positive(int)(text)
 
 
 def _theorem(n: int) -> tuple[str, ...]:
@@ -202,12 +239,27 @@ def _theorem(n: int) -> tuple[str, ...]:
 
 def _replay(args: argparse.Namespace, argv: list[str], t0: float) -> int:
     results: list[ClaimResult] = []
-    for rec in load_records(args.replay, catalogue.known):
+    records = load_records(args.replay, catalogue.known)
+    for rec in records:
         res, lines = catalogue.replay(rec)
         print("\n".join(lines))
         print(f"{res.claim_id}: {res.verdict.value.upper()} — {res.message}\n")
         results.append(res)
+    if args.plot:
+        _plot(args.plot, records)
     return _finish(results, args, argv, None, t0)
+
+
+def _plot(out_dir: str, records: list[dict[str, Any]]) -> None:
+    """--plot DIR: one PNG per record; every record without a figure is named with its reason."""
+    from proofs_check.gpu.trace_plot import plot_records
+
+    done = plot_records(records, Path(out_dir))
+    for path in done.written:
+        print(f"plot: {path}")
+    for s in done.skipped:
+        print(f"plot: no figure for {s.label}: {s.reason}")
+    print(f"plot: {len(done.written)} figure(s) in {out_dir}, {len(done.skipped)} record(s) without a figure")
 
 
 def _finish(results: list[ClaimResult], args: argparse.Namespace, argv: list[str], bounds: dict[str, Any] | None,

@@ -16,14 +16,15 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import replace
+from typing import Any
 
 from heuristics.gpu.registry import policy_names
 from proofs_check.catalogue import resolve
 from proofs_check.cli.common import UsageError, usage_on
-from proofs_check.gpu.flat_claims import ALL_G, Bounds
+from proofs_check.gpu.flat_claims import ALL_G, Bounds, every_n_bounds
 from proofs_check.gpu.policy_claims import CLAIM_IDS, MEASURE_SIF, PolicyError, PolicyParams, PolicyTarget, owns
 
-POLICY_BOUNDS = {"max_nodes": 3, "depth": 6, "max_jobs": 3, "max_w": 3}
+POLICY_BOUNDS: dict[str, Any] = {"max_nodes": 3, "depth": 6, "max_jobs": 3, "max_w": 3}
 FLAGS = {"max_nodes": "--max-nodes", "depth": "--depth", "max_jobs": "--max-jobs", "max_w": "--max-w"}
 MEASURES = ("sif",)
 
@@ -90,6 +91,8 @@ def bounds(args: argparse.Namespace, argv: list[str], given: Bounds) -> Bounds:
     for field, flag in FLAGS.items():
         if not any(a == flag or a.startswith(flag + "=") for a in argv):
             out = replace(out, **{field: POLICY_BOUNDS[field]})
+    if out.every_n:  # the cutoff's cap follows the policy's job and width bounds
+        out = every_n_bounds(out)
     if out.min_nodes > out.max_nodes:
         raise UsageError(f"--min-nodes {out.min_nodes} > --max-nodes {out.max_nodes}")
     return out

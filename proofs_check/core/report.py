@@ -33,6 +33,8 @@ def results_text(results: list[ClaimResult], docs: Docs) -> str:
         if label and label not in shown_explorations:
             shown_explorations.add(label)
             out.append(exploration_table(label, r.stats["sizes"], r.bounds))
+            if "cutoff" in r.stats:
+                out.append(cutoff_text(r.stats["cutoff"]))
     out.append("")
     for r in results:
         out.append(claim_text(r, docs))
@@ -52,6 +54,18 @@ def exploration_table(label: str, sizes: list[dict[str, Any]], bounds: dict[str,
     return "\n".join(rows)
 
 
+def cutoff_text(c: dict[str, Any]) -> str:
+    """The cutoff search of a ``--max-nodes all`` exploration (gpu.cutoff): one line per graph."""
+    rows = [f"  {c['summary']}"]
+    rows += [f"    N={g['N']:>2}: {g['states']:>9,} states {g['seconds']:>7.2f}s  "
+             + ("slack in every state" if g["slack"] else g["crowded"] or g["stop"]) for g in c["graphs"]]
+    phi = c.get("Φ★ check")
+    if phi is not None:
+        rows.append(f"  Φ★ at N₀ = Φ★ without a node limit for all {phi['count vectors']:,} reachable count vectors"
+                    if phi["stable"] else f"  Φ★ not N-stable: {phi['reason']}")
+    return "\n".join(rows)
+
+
 def claim_text(r: ClaimResult, docs: Docs) -> str:
     c = docs.get(r.claim_id.split("[")[0])
     lines = [f"{r.claim_id}: {r.verdict.value.upper()} — {r.message}"]
@@ -60,6 +74,9 @@ def claim_text(r: ClaimResult, docs: Docs) -> str:
         lines.append("    " + covered_text(cov))
     if c is not None:
         lines.append(f"    {c.ref}; property: {c.property}")
+    if r.stats.get("coverage"):
+        lines.append("    exercised" + (" (until the finding)" if r.counterexample is not None else "") + ": "
+                     + "; ".join(f"{n:,} {label}" for label, n in r.stats["coverage"].items()))
     if r.counterexample is not None:
         lines.append("    counterexample:")
         lines.extend("    " + ln for ln in trace_text(r.counterexample))

@@ -110,6 +110,20 @@ def explored_verdict(prop: "Property[Any, Any]", out: "PropertyOutcome[Any, Any]
     return Verdict.HOLDS, f"holds within bounds ({covered}, {says.rest})"
 
 
+def every_size_verdict(prop: "Property[Any, Any]", verdict: Verdict, message: str, gap: str, every: str,
+                       rest: str) -> tuple[Verdict, str]:
+    """The verdict of a run asked for every size (``verify --max-nodes all``), from the verdict over
+    the sizes it explored. ``gap`` says why those sizes do not stand for every size ('' when a
+    cutoff shows they do). Only a holding ALWAYS property changes: it holds for ``every`` size when
+    nothing is missing, else it is inconclusive — never "holds" for sizes nobody covered. A
+    violation, a reached target, a vacuous premise and an inconclusive check stand as they are."""
+    if verdict is not Verdict.HOLDS or prop.expect is not Expect.ALWAYS:
+        return verdict, message
+    if gap:
+        return Verdict.INCONCLUSIVE, f"{message}; not covered for every size: {gap}"
+    return Verdict.HOLDS, f"holds for {every} ({rest})"
+
+
 def coverage_text(prop: "Property[Any, Any]", out: "PropertyOutcome[Any, Any]", exp: "Exploration[Any, Any]",
                   first_size: int, says: Explained) -> str:
     """What an incomplete exploration did prove: the sizes covered completely, and how deep the

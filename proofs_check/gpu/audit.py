@@ -1,6 +1,11 @@
 """`verify --audit LOG`: check a recorded placement log of any scheduler (the CI guard).
 
-Log format (JSON lines, one object per line; blank lines and lines starting with '#' are skipped;
+Three formats (:func:`audit_path` picks one, :func:`detect_format` guesses it): the *snapshot
+log* read here, the *delta log* (``proofs_check.gpu.delta_log``: only the event on each line)
+and the Kubernetes-style *binding stream* (``proofs_check.gpu.binding_stream``). All three report
+to the same two claims (``proofs_check.gpu.audit_tally``).
+
+Snapshot log format (JSON lines, one object per line; blank lines and lines starting with '#' are skipped;
 a file holding one JSON object, even spread over several lines, is a one-line log; full
 description in docs/verify.md)::
 
@@ -10,13 +15,13 @@ description in docs/verify.md)::
 
 * A line is a snapshot (``heuristics.gpu.snapshot``, the format ``sifopt`` and ``admit`` read:
   ``capacity``, ``nodes``, ``placement``; a counts-only snapshot cannot be audited) plus the
-  event fields ``event``, ``job``, ``g``, ``w`` and ``t`` (a timestamp, only echoed). Instances
+  event fields ``event``, ``job``, ``g``, ``w`` and ``t`` (a timestamp, not interpreted). Instances
   are ``{"job": id, "g": demand}`` (id: string or integer; g in 1..capacity); an instance
   without ``job`` (or a bare demand) is a one-instance job of its own, new at every line.
 * ``event`` is optional (default "snapshot"). An ``arrive`` line names the job and its shape
   (g, w) and shows the placement after the job was admitted; ``depart`` names the job that left.
 
-Checks at every line, with the exact Φ★ (``oracle.gpu.phi_star`` through ``heuristics.gpu.sif``):
+Checks at every line, with the exact Φ★ (memoised, ``proofs_check.gpu.audit_tally``):
 
 * ``audit.valid`` — capacity never exceeded; every instance of a job has the job's demand; gang:
   every running job has all its w instances placed (w from its ``arrive`` line, or, for a job
@@ -36,49 +41,20 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from fractions import Fraction
+from pathlib import Path
 from typing import Any, Iterator
 
-from heuristics.gpu.cluster import Job, Placement, placement_violations
-from heuristics.gpu.sif import sif
+from heuristics.gpu.cluster import Job, Placement, partial_nodes, placement_violations
 from heuristics.gpu.snapshot import SnapshotError, decode, parse_snapshot, read_text, require_int, require_job_id
-from oracle.result import Unproven
-from proofs_check.core.verdict import ClaimResult, Verdict
+from proofs_check.core.verdict import ClaimResult
+from proofs_check.gpu.audit_tally import AuditError, AuditTally, Cluster, SifBound, parse_bound
+from proofs_check.gpu.binding_stream import audit_bindings
+from proofs_check.gpu.delta_log import audit_delta
+
+__all__ = ["FORMATS", "AuditError", "SifBound", "audit_file", "audit_path", "detect_format", "parse_bound"]
 
 EVENTS = ("arrive", "depart", "snapshot")
 EVENT_FIELDS = ("event", "job", "g", "w", "t")  # a line's fields that are not the snapshot's
-
-
-class AuditError(SnapshotError):
-    """Malformed log (one line naming file, line and field): exit 2."""
-
-
-@dataclass(frozen=True)
-class SifBound:
-    """``per_n`` True: the bound is value/N; False: an absolute fraction."""
-
-    value: Fraction
-    per_n: bool
-
-    def at(self, n_nodes: int) -> Fraction:
-        return self.value / n_nodes if self.per_n else self.value
-
-    def __str__(self) -> str:
-        return f"{self.value}/N" if self.per_n else str(self.value)
-
-
-def parse_bound(text: str) -> SifBound:
-    t = text.strip()
-    try:
-        if t.isdigit():
-            return SifBound(Fraction(int(t)), True)
-        v = Fraction(t)
-    except (ValueError, ZeroDivisionError):
-        raise AuditError("--bound", None,
-                         f"{text!r}: expected an integer K (K/N), a decimal or a fraction p/q") from None
-    if v < 0:
-        raise AuditError("--bound", None, f"{text!r}: must be ≥ 0")
-    return SifBound(v, False)
 
 
 @dataclass(frozen=True)
@@ -192,41 +168,57 @@ def _rename(msg: str, names: tuple[str, ...]) -> str:
 
 
 def audit_file(path: str, bound: SifBound) -> tuple[list[ClaimResult], str]:
-    """Check every line; returns the two results (audit.valid, audit.sif) and a text report."""
+    """Check every line of a snapshot log; returns (audit.valid, audit.sif) and a text report."""
     lines = read_log(path)
     running: dict[str, tuple[int, int]] = {}
-    bad_valid: dict | None = None
-    bad_sif: dict | None = None
-    unknown = ""
-    worst = (Fraction(-1), 0)
+    tally = AuditTally(path, bound)
     for ln in lines:
         problems = validity_problems(ln, running)
-        if problems and bad_valid is None:
-            bad_valid = {"kind": "audit", "file": path, "line": ln.lineno, "problems": problems}
         if problems:
-            continue  # SIF of an invalid placement is undefined
-        try:
-            rep = sif(ln.placement)
-        except Unproven as e:
-            unknown = unknown or f"line {ln.lineno}: {e}"
-            continue
-        value = Fraction(rep.phi_pi - rep.phi_star, rep.n_nodes)
-        worst = max(worst, (value, -ln.lineno))
-        if value > bound.at(rep.n_nodes) and bad_sif is None:
-            bad_sif = {"kind": "audit", "file": path, "line": ln.lineno, "N": rep.n_nodes,
-                       "counts": list(rep.counts), "Φπ": rep.phi_pi, "Φ★": rep.phi_star, "SIF": str(value),
-                       "bound": str(bound.at(rep.n_nodes))}
-    b = {"log": path, "lines": len(lines), "bound": str(bound)}
-    stats = {"worst SIF": str(worst[0]) if worst[1] else None, "worst at line": -worst[1] if worst[1] else None}
-    results = [
-        ClaimResult("audit.valid", Verdict.VIOLATED if bad_valid else Verdict.HOLDS,
-                    f"line {bad_valid['line']}: {bad_valid['problems'][0]}" if bad_valid else
-                    f"all {len(lines)} lines are valid placements", b, {}, bad_valid),
-        ClaimResult("audit.sif", Verdict.VIOLATED if bad_sif else (Verdict.INCONCLUSIVE if unknown else Verdict.HOLDS),
-                    f"line {bad_sif['line']}: SIF = {bad_sif['SIF']} > {bad_sif['bound']} "
-                    f"(N={bad_sif['N']}, Φπ={bad_sif['Φπ']}, Φ★={bad_sif['Φ★']})" if bad_sif else
-                    (unknown or f"SIF ≤ {bound} on every valid line"), b, stats, bad_sif),
-    ]
-    text = "\n".join([f"audit {path}: {len(lines)} lines, SIF bound {bound}"] +
-                     [f"{r.claim_id}: {r.verdict.value.upper()} — {r.message}" for r in results])
-    return results, text
+            tally.invalid_line(ln.lineno, problems)
+        else:
+            p = ln.placement
+            tally.valid_line(ln.lineno, Cluster((p.capacity,) * p.n_nodes), p.counts(), partial_nodes(p))
+    return tally.results(f"audit {path}: {len(lines)} lines, SIF bound {bound}")
+
+
+FORMATS = ("auto", "snapshot", "delta", "bindings")
+
+
+def detect_format(path: str) -> str:
+    """The format of an audit log (``--audit-format auto``): a ``.csv`` file is a binding stream;
+    otherwise the first record decides — ``{"format": "delta", …}`` a delta log, one with a ``pod``
+    field a binding stream (JSON lines), anything else a snapshot log."""
+    if path.lower().endswith(".csv"):
+        return "bindings"
+    try:
+        with Path(path).open(encoding="utf-8") as f:
+            first = next((line for line in f if line.strip() and not line.lstrip().startswith("#")), "")
+    except (OSError, UnicodeDecodeError):
+        return "snapshot"  # the snapshot reader names the file and what is wrong with it
+    try:
+        record = json.loads(first)
+    except json.JSONDecodeError:
+        return "snapshot"
+    if isinstance(record, dict) and record.get("format") == "delta":
+        return "delta"
+    return "bindings" if isinstance(record, dict) and "pod" in record else "snapshot"
+
+
+def audit_path(path: str, bound: SifBound, fmt: str = "auto",
+               nodes_file: str | None = None) -> tuple[list[ClaimResult], str]:
+    """Audit ``path`` in format ``fmt`` (one of FORMATS); ``nodes_file`` is the node list a
+    binding stream needs (a delta log may take its cluster from it instead of its header)."""
+    if fmt not in FORMATS:
+        raise AuditError("--audit-format", None, f"{fmt!r}: expected one of {', '.join(FORMATS)}")
+    kind = detect_format(path) if fmt == "auto" else fmt
+    if kind == "bindings":
+        if nodes_file is None:
+            raise AuditError(path, None, "a binding stream needs the node list: give --nodes-file")
+        return audit_bindings(path, nodes_file, bound)
+    if kind == "delta":
+        return audit_delta(path, bound, nodes_file)
+    if nodes_file is not None:
+        raise AuditError("--nodes-file", None, f"{path} is a snapshot log, which names its own nodes; "
+                         "--nodes-file applies to delta logs and binding streams")
+    return audit_file(path, bound)

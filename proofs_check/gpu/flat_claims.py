@@ -3,11 +3,13 @@
 Each claim names its paper reference, premise and property; the scheduler variant and the event
 family it applies to; and its property for the search. Claims sharing (variant, event family,
 premise filter) are checked in one exploration (``proofs_check.core.search``) of
-:class:`~proofs_check.gpu.policy_model.PolicyModel` over N = min_nodes..max_nodes.
+:class:`~proofs_check.gpu.policy_model.PolicyModel` over N = min_nodes..max_nodes, or, for every N
+(``Bounds.every_n``, ``--max-nodes all``), over N = min_nodes..N₀+1 for a checked cutoff N₀
+(:mod:`proofs_check.gpu.cutoff`; each claim records what its property reads, ``FlatClaim.every_n``).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable
 
 from heuristics.gpu.abs_space import in_abs, is_fuf, nonfull_pool, nonfull_slotted, unsaturated_fuf_slots
@@ -20,6 +22,7 @@ from proofs_check.core.sampler import MAX_ACTIONS, sample
 from proofs_check.core.search import Exploration, Finding, Limits, Progress, explore
 from proofs_check.core.trace import Record, trace_record
 from proofs_check.core.verdict import ClaimResult, Explained, Verdict, explored_verdict, size_row
+from proofs_check.gpu.cutoff import ALL, Cutoff, EveryN, every_n_result, find_cutoff, phi_star_stable
 from proofs_check.gpu.events import Event, FlatState, is_arrival, is_departure
 from proofs_check.gpu.facts import Facts, facts, sif_numbers
 from proofs_check.gpu.policy_model import EventBounds, PolicyFactory, PolicyModel
@@ -40,10 +43,27 @@ class Bounds:
     max_jobs: int = 4
     max_w: int = 4
     max_states: int = 2_000_000  # distinct states per (claim group, N); more → inconclusive
+    ties: str = "first"  # first: ties to the representative's order; all: every legal tie-break (TIES)
+    every_n: bool = False  # --max-nodes all: N = min_nodes..cutoff + 1, max_nodes caps the cutoff search
 
     def describe(self) -> dict[str, Any]:
-        return {"max_nodes": self.max_nodes, "min_nodes": self.min_nodes, "depth": self.depth,
-                "max_jobs": self.max_jobs, "max_w": self.max_w, "max_states": self.max_states}
+        nodes = {"max_nodes": ALL, "cutoff cap": self.max_nodes} if self.every_n else {"max_nodes": self.max_nodes}
+        return {**nodes, "min_nodes": self.min_nodes, "depth": self.depth,
+                "max_jobs": self.max_jobs, "max_w": self.max_w, "max_states": self.max_states, "ties": self.ties}
+
+
+# ``--max-nodes all``: the search bounds not given on the command line (the README's 4 jobs of
+# w ≤ 4 put the cutoff near N = 17, far beyond what the explorer covers in minutes).
+EVERY_N_DEFAULTS = {"depth": 10, "max_jobs": 3, "max_w": 3}
+
+
+def every_n_bounds(b: Bounds) -> Bounds:
+    """``b`` for every N: the cutoff search may go up to J·W + 2 nodes (at most J·W are ever
+    non-empty, so J·W + 1 always has slack and J·W + 2 checks the padding; docs/verify.md)."""
+    return replace(b, every_n=True, max_nodes=max(b.max_jobs * b.max_w + 2, b.min_nodes + 1))
+
+
+TIES = ("first", "all")
 
 
 # --------------------------------------------------------------------------- properties on Facts
@@ -163,11 +183,38 @@ def _phi_pi(f: Facts) -> float:
     return f.phi_pi
 
 
+# Coverage situations (issue 13): counted over the checked states (events, for transition
+# claims), so a report shows whether the part of the premise that makes a claim non-trivial
+# was exercised — e.g. "≤ 1 non-full pool node" says little unless the 1-GPU instances in
+# pools needed two or more pool nodes.
+def _pool_units(f: Facts) -> int:
+    return sum(len(nd.pool) for nd in f.view.nodes)
+
+
+def _fillers(f: Facts, fuf_only: bool = False) -> bool:
+    return any(s.fillers for nd in f.view.nodes for s in nd.slots if not fuf_only or is_fuf(s.anchor_g))
+
+
+Coverage = tuple[tuple[str, Callable[[Facts], bool]], ...]
+_TWO_SLOTTED: Coverage = (("states with ≥ 2 slotted nodes", lambda f: f.n_slotted() >= 2),)
+_TWO_POOLS: Coverage = (
+    ("states with ≥ 2 pool nodes' worth of 1-GPU instances in pools (> G)", lambda f: _pool_units(f) > f.capacity),
+    ("states with ≥ 2 pool nodes", lambda f: f.n_pool() >= 2))
+_TWO_PARTIAL: Coverage = (("states with Φπ ≥ 2", lambda f: f.phi_pi >= 2),)
+_SLOT_FILLERS: Coverage = (("states with a filler in a slot", _fillers),
+                           ("states with pool and slotted nodes", lambda f: f.n_pool() > 0 and f.n_slotted() > 0))
+_FUF: Coverage = (("states with a FUF anchor", lambda f: _has_fuf(f)),
+                  ("states with a filler in a FUF slot", lambda f: _fillers(f, fuf_only=True)))
+_PHI_TWO: Coverage = (("events leaving Φπ = 2", lambda f: f.phi_pi == 2),)
+_MOVES: Coverage = (("events that migrate", _moved),)
+
+
 def _prop(name: str, test: Callable[[Facts], Numbers | None], score: Callable[[Facts], float] = _phi_pi,
           expect: Expect = Expect.ALWAYS, on: On = On.STATE, when: Callable[[Event], bool] | None = None,
-          premise: Callable[[Facts], bool] | None = None, failure_breaks: bool = False) -> Property[FlatState, Event]:
+          premise: Callable[[Facts], bool] | None = None, failure_breaks: bool = False,
+          coverage: Coverage = ()) -> Property[FlatState, Event]:
     return Property(name, expect, OnFacts(test), on, when, None if premise is None else OnFacts(premise),
-                    failure_breaks, OnFacts(score))
+                    failure_breaks, OnFacts(score), tuple((label, OnFacts(fn)) for label, fn in coverage))
 
 
 # --------------------------------------------------------------------------- the catalogue
@@ -178,17 +225,17 @@ class FlatClaim:
     demands: tuple[int, ...]  # event family: job demands g that may arrive
     wcc_trajectory: bool  # explore only trajectories on which WCC holds after every event
     prop: Property[FlatState, Event]
-
+    every_n: EveryN  # what its property reads: whether a cutoff covers it for every N
     @property
     def id(self) -> str:
         return self.doc.id
 
 
 def _claim(cid: str, ref: str, premise: str, prop_text: str, variant: str, demands: tuple[int, ...], wcc: bool,
-           prop: Property[FlatState, Event]) -> FlatClaim:
+           prop: Property[FlatState, Event], every_n: EveryN = EveryN.CORE) -> FlatClaim:
     fam = "g ∈ {" + ",".join(map(str, demands)) + "}"
     doc = ClaimDoc(cid, ref, premise, prop_text, f"COMPASS variant '{variant}', arrivals {fam}, every departure")
-    return FlatClaim(doc, variant, demands, wcc, prop)
+    return FlatClaim(doc, variant, demands, wcc, prop, every_n)
 
 
 _WCC = "WCC (eq. 9, count form n1 ≥ n3+3n5+2n6+n7) holds after every event of the trajectory"
@@ -196,30 +243,35 @@ _WCC = "WCC (eq. 9, count form n1 ≥ n3+3n5+2n6+n7) holds after every event of 
 FLAT_CLAIMS: tuple[FlatClaim, ...] = (
     _claim("thm1.slotted", "Theorem 1 (§4.4, eq. 10; Lemma A.4)", _WCC + "; sometimes: a slotted node exists",
            "after every event at most one slotted node is non-fully-packed", "literal", ALL_G, True,
-           _prop("thm1.slotted", _slotted, lambda f: nonfull_slotted(f.view), premise=_has_slotted)),
+           _prop("thm1.slotted", _slotted, lambda f: nonfull_slotted(f.view), premise=_has_slotted,
+                 coverage=_TWO_SLOTTED)),
     _claim("thm1.pool", "Theorem 1 (§4.4; Lemma A.3)", _WCC + "; sometimes: a pool node exists",
            "after every event at most one pool node is non-fully-packed", "literal", ALL_G, True,
-           _prop("thm1.pool", _pool, lambda f: nonfull_pool(f.view), premise=_has_pool)),
+           _prop("thm1.pool", _pool, lambda f: nonfull_pool(f.view), premise=_has_pool,
+                 coverage=_TWO_POOLS)),
     _claim("thm1.sif", "Theorem 1 (§4.4, eq. 10)", _WCC + "; sometimes: a job is running",
            "after every event SIF = (Φπ − Φ★)/N ≤ 2/N, Φ★ exact", "literal", ALL_G, True,
-           _prop("thm1.sif", _sif, premise=_non_empty)),
+           _prop("thm1.sif", _sif, premise=_non_empty, coverage=_TWO_PARTIAL), EveryN.PHI_STAR),
     _claim("prop1.abs", "Proposition 1 (§4.4; Appendix B.1)", "none (any event sequence from the empty cluster)",
            "every produced state lies in ABS Σ (Definitions 1–5, eq. 4–8)", "literal", ALL_G, False,
-           _prop("prop1.abs", _abs, lambda f: len(in_abs(f.view)))),
+           _prop("prop1.abs", _abs, lambda f: len(in_abs(f.view)), coverage=_SLOT_FILLERS)),
     _claim("prop1.operators", "Proposition 1 (§4.4; Appendix B.1: every operator branch maps Σ into Σ)",
            "none (any event sequence from the empty cluster)",
            "every event that is admitted produces a state: no operator is left without a legal move "
            "(an operator failure means the algorithm produced no state)", "literal", ALL_G, False,
-           _prop("prop1.operators", _never, failure_breaks=True)),
+           _prop("prop1.operators", _never, failure_breaks=True, coverage=_SLOT_FILLERS)),
     _claim("lemA2", "Lemma A.2 (Appendix B.1)", _WCC + "; sometimes: a FUF anchor (g ∈ {3,5,6,7}) is placed",
            "at the end of every event every FUF-anchored slot is saturated (g_a + |F| = w)", "literal", ALL_G, True,
-           _prop("lemA2", _lem_a2, lambda f: unsaturated_fuf_slots(f.view), premise=_has_fuf)),
+           _prop("lemA2", _lem_a2, lambda f: unsaturated_fuf_slots(f.view), premise=_has_fuf,
+                 coverage=_FUF)),
     _claim("prop3.arrival", "Proposition 3 (Appendix A; Lemmas B.1–B.3)", "g ∈ {2,4,8} only",
            "Φπ ≤ 2 after every arrival", "prop3", FF_G, False,
-           _prop("prop3.arrival", PhiAbove(2), on=On.TRANSITION, when=is_arrival, premise=_always)),
+           _prop("prop3.arrival", PhiAbove(2), on=On.TRANSITION, when=is_arrival, premise=_always,
+                 coverage=_PHI_TWO)),
     _claim("prop3.departure", "Proposition 3 (Appendix A.2, Part 2)", "g ∈ {2,4,8} only; sometimes: a departure",
            "Φπ ≤ 1 after every departure", "prop3", FF_G, False,
-           _prop("prop3.departure", PhiAbove(1), on=On.TRANSITION, when=is_departure, premise=_always)),
+           _prop("prop3.departure", PhiAbove(1), on=On.TRANSITION, when=is_departure, premise=_always,
+                 coverage=(("events leaving Φπ = 1", lambda f: f.phi_pi == 1),))),
     _claim("prop3.tight", "Proposition 3 (Appendix A.2, Tightness)", "g ∈ {2,4,8} only",
            "Φπ = 2 is reachable (after an arrival)", "prop3", FF_G, False,
            _prop("prop3.tight", _phi_two, expect=Expect.REACHABLE, on=On.TRANSITION, when=is_arrival)),
@@ -227,10 +279,10 @@ FLAT_CLAIMS: tuple[FlatClaim, ...] = (
            "none; sometimes: an event migrates an instance",
            f"every event of a job with w instances causes ≤ {MIGRATIONS_PER_W}·w + {MIGRATIONS_CONST} migrations",
            "repaired", ALL_G, False,
-           _prop("migr", _migrations, _migrations_per_w, on=On.TRANSITION, premise=_moved)),
+           _prop("migr", _migrations, _migrations_per_w, on=On.TRANSITION, premise=_moved, coverage=_MOVES)),
     _claim("abs.phi1", "aspiration (issue 8): Φπ ≤ Φ★ + 1, i.e. SIF ≤ 1/N", _WCC + "; sometimes: a job is running",
            "after every event Φπ ≤ Φ★ + 1 (exact Φ★)", "repaired", ALL_G, True,
-           _prop("abs.phi1", _phi_star_plus_one, premise=_non_empty)),
+           _prop("abs.phi1", _phi_star_plus_one, premise=_non_empty, coverage=_TWO_PARTIAL), EveryN.PHI_STAR),
 )
 FLAT: dict[str, FlatClaim] = {c.id: c for c in FLAT_CLAIMS}
 
@@ -247,13 +299,16 @@ def variant_name(variant: str | Variant) -> str:
     return variant if isinstance(variant, str) else variant.name
 
 
-def _models(factory: PolicyFactory, bounds: Bounds, events: EventBounds, wcc: bool) -> Iterable[PolicyModel]:
-    return (PolicyModel(factory, n, events, wcc) for n in range(bounds.min_nodes, bounds.max_nodes + 1))
+def _models(factory: PolicyFactory, bounds: Bounds, events: EventBounds, wcc: bool,
+            top: int | None = None) -> Iterable[PolicyModel]:
+    last = bounds.max_nodes if top is None else top
+    return (PolicyModel(factory, n, events, wcc) for n in range(bounds.min_nodes, last + 1))
 
 
 def _says(bounds: Bounds) -> Explained:
+    ties = ", every tie-break" if bounds.ties == "all" else ""
     return Explained(lambda n: f"N={n}", lambda a, b: f"N={a}..{b}",
-                     f"depth ≤ {bounds.depth}, ≤ {bounds.max_jobs} jobs, w ≤ {bounds.max_w}")
+                     f"depth ≤ {bounds.depth}, ≤ {bounds.max_jobs} jobs, w ≤ {bounds.max_w}{ties}")
 
 
 def run_flat(claims: list[FlatClaim], bounds: Bounds, variant: str | Variant | None = None,
@@ -271,11 +326,24 @@ def run_flat(claims: list[FlatClaim], bounds: Bounds, variant: str | Variant | N
         vname = variant_name(v)
         fac = factory if factory is not None else compass_factory(v)
         label = f"{vname} g∈{{{','.join(map(str, demands))}}}{' WCC' if wcc else ''}"
-        models = _models(fac, bounds, EventBounds(demands, bounds.max_jobs, bounds.max_w), wcc)
+        events = EventBounds(demands, bounds.max_jobs, bounds.max_w, bounds.ties == "all")
+        cut = None if not bounds.every_n else find_cutoff(
+            lambda n: PolicyModel(fac, n, events, wcc), bounds.min_nodes, bounds.max_nodes, bounds.depth,
+            bounds.max_w, bounds.max_states, deadline, progress, label)
+        models = _models(fac, bounds, events, wcc, None if cut is None else cut.explore_to(bounds.min_nodes))
         exp = explore(models, [c.prop for c in members], Limits(bounds.depth, bounds.max_states), engine, deadline,
                       progress, label)
         results += [flat_result(c, exp, bounds, vname, fac, label) for c in members]
+        if cut is not None:
+            results[-len(members):] = _every_n(results[-len(members):], members, cut, bounds)
     return results
+
+
+def _every_n(results: list[ClaimResult], members: list[FlatClaim], cut: Cutoff, bounds: Bounds) -> list[ClaimResult]:
+    """The group's verdicts read for every N (``--max-nodes all``; Φ★ checked once, if needed)."""
+    phi = phi_star_stable(cut) if cut.confirmed and any(c.every_n is EveryN.PHI_STAR for c in members) else None
+    return [every_n_result(r, c.prop, c.every_n, cut, phi, bounds.min_nodes, _says(bounds).rest)
+            for r, c in zip(results, members)]
 
 
 def flat_result(c: FlatClaim, exp: Exploration[FlatState, Event], bounds: Bounds, vname: str,
@@ -285,7 +353,7 @@ def flat_result(c: FlatClaim, exp: Exploration[FlatState, Event], bounds: Bounds
     b = {**bounds.describe(), "variant": vname, "arrivals g": list(c.demands),
          "premise filter": "WCC on every state of the trajectory" if c.wcc_trajectory else "none"}
     stats: dict[str, Any] = {"exploration": label, "sizes": [size_row(s) for s in exp.sizes],
-                             "premise met": out.premise_met}
+                             "premise met": out.premise_met, "coverage": dict(out.covered)}
     verdict, msg = explored_verdict(c.prop, out, exp, bounds.min_nodes, _says(bounds))
     if out.finding is None:
         return ClaimResult(c.id, verdict, msg, b, stats)
@@ -340,8 +408,15 @@ def replay_flat(c: FlatClaim, rec: Record, factory: PolicyFactory | None = None)
 
 
 def bounds_text(b: Bounds, time_limit: float | None) -> str:
-    return (f"bounds: N = {b.min_nodes}..{b.max_nodes} nodes of 8 GPUs; ≤ {b.depth} events from the empty cluster; "
+    nodes = (f"every N ≥ {b.min_nodes} (explored up to a cutoff N₀ + 1, N₀ sought up to {b.max_nodes})" if b.every_n
+             else f"N = {b.min_nodes}..{b.max_nodes}")
+    return (f"bounds: {nodes} nodes of 8 GPUs; ≤ {b.depth} events from the empty cluster; "
             f"≤ {b.max_jobs} concurrent jobs; arrivals w = 1..{b.max_w} (and w·g ≤ free GPUs); "
             f"≤ {b.max_states:,} distinct states per N of each exploration; time limit "
             f"{'none' if time_limit is None else f'{time_limit:g}s'}; "
-            f"count claims: every count vector with T ≤ {8 * b.max_nodes} GPUs")
+            + ("" if b.every_n else f"count claims: every count vector with T ≤ {8 * b.max_nodes} GPUs; ")
+            + f"ties: {_TIES_TEXT[b.ties]}")
+
+
+_TIES_TEXT = {"first": "first (each 'pick any'/argmin tie to the canonical state's lowest node index)",
+              "all": "all (every legal choice at every tie point of the scheduler)"}

@@ -28,6 +28,9 @@ through the entry-point group ``placement_oracles.policies``, and any ``package.
 for j = 1..N (Φπ ≤ N bounds the gap). The breadth-first search gives each probe its shortest
 witness; the largest j reached is the exact maximum over the explored space, and its witness the
 shortest trace reaching it. A budget hit makes the figure a lower bound (verdict inconclusive).
+With ``--max-nodes all`` (``gpu.cutoff``) the sizes are N = 1..N₀+1 for the scheduler's checked
+cutoff N₀, and the largest value is the largest over every N (``policy.sif`` likewise; what each
+claim reads decides whether it can be covered for every N: ``EVERY_N``).
 
 The scheduler adapter, the refusal-aware model and the claims' tests are in
 :mod:`proofs_check.gpu.policy_checks`.
@@ -50,6 +53,7 @@ from proofs_check.core.sampler import MAX_ACTIONS, sample
 from proofs_check.core.search import Exploration, Finding, Limits, Progress, explore
 from proofs_check.core.trace import Record, trace_record
 from proofs_check.core.verdict import ClaimResult, Explained, Verdict, explored_verdict, size_row
+from proofs_check.gpu.cutoff import Cutoff, EveryN, every_n_measure, every_n_result, find_cutoff, phi_star_stable
 from proofs_check.gpu.events import Event, FlatState, is_arrival
 from proofs_check.gpu.facts import Facts, sif_numbers
 from proofs_check.gpu.flat_claims import SAMPLE_MAX_W, Bounds
@@ -107,6 +111,13 @@ DOCS: dict[str, ClaimDoc] = {d.id: d for d in (*CLAIM_DOCS, MEASURE_DOC)}
 CLAIM_IDS: tuple[str, ...] = tuple(d.id for d in CLAIM_DOCS)
 
 
+# What each claim's property reads (``verify --policy X --max-nodes all``, gpu.cutoff): admission
+# judges a refusal against the free GPUs or a packing into N nodes, so it reads N itself.
+EVERY_N: dict[str, EveryN] = {"policy.valid": EveryN.CORE, "policy.no-stuck": EveryN.CORE,
+                              "policy.admission": EveryN.READS_N, "policy.sif": EveryN.PHI_STAR,
+                              "policy.migrations": EveryN.CORE}
+
+
 def owns(claim_id: str) -> bool:
     return claim_id in DOCS
 
@@ -143,6 +154,16 @@ def _models(target: PolicyTarget, bounds: Bounds, params: PolicyParams,
         yield PolicyCheckModel(target.factory, n, events)
 
 
+def _cutoff(target: PolicyTarget, bounds: Bounds, params: PolicyParams, deadline: float | None,
+            progress: Progress | None, label: str) -> tuple[Cutoff | None, range | None]:
+    """With ``--max-nodes all``: the cutoff of this scheduler, and the sizes to explore."""
+    if not bounds.every_n:
+        return None, None
+    cut = find_cutoff(lambda n: next(iter(_models(target, bounds, params, [n]))), bounds.min_nodes,
+                      bounds.max_nodes, bounds.depth, bounds.max_w, bounds.max_states, deadline, progress, label)
+    return cut, range(bounds.min_nodes, cut.explore_to(bounds.min_nodes) + 1)
+
+
 def _says(bounds: Bounds) -> Explained:
     return Explained(lambda n: f"N={n}", lambda a, b: f"N={a}..{b}",
                      f"depth ≤ {bounds.depth}, ≤ {bounds.max_jobs} jobs, w ≤ {bounds.max_w}")
@@ -162,10 +183,14 @@ def run_policy_claims(ids: Sequence[str], target: PolicyTarget, bounds: Bounds, 
     if claims:
         label = f"{target.name} g∈{{{','.join(map(str, params.demands))}}}"
         props = [prop_of(c, params) for c in claims]
-        exp = explore(_models(target, bounds, params), props, Limits(bounds.depth, bounds.max_states), engine,
+        cut, sizes = _cutoff(target, bounds, params, deadline, progress, label)
+        exp = explore(_models(target, bounds, params, sizes), props, Limits(bounds.depth, bounds.max_states), engine,
                       deadline, progress, label)
+        phi = phi_star_stable(cut) if cut is not None and cut.confirmed and "policy.sif" in claims else None
         for c, p in zip(claims, props):
-            results.append(_result(c, p, exp, target, bounds, params, label))
+            r = _result(c, p, exp, target, bounds, params, label)
+            results.append(r if cut is None else
+                           every_n_result(r, p, EVERY_N[c], cut, phi, bounds.min_nodes, _says(bounds).rest))
     if MEASURE_SIF in ids:
         results.append(measure_sif(target, bounds, params, engine, deadline, progress))
     return results
@@ -190,7 +215,8 @@ def measure_sif(target: PolicyTarget, bounds: Bounds, params: PolicyParams, engi
     best: tuple[int, Finding[FlatState, Event]] | None = None
     sizes = []
     complete = True
-    for model in _models(target, bounds, params):
+    cut, sizes_to = _cutoff(target, bounds, params, deadline, progress, f"{target.name} measure sif")
+    for model in _models(target, bounds, params, sizes_to):
         n = model.size
         probes = [prop_of(f"{MEASURE_SIF}≥{j}", params) for j in range(1, n + 1)]
         exp = explore([model], probes, Limits(bounds.depth, bounds.max_states), engine, deadline, progress,
@@ -218,9 +244,13 @@ def measure_sif(target: PolicyTarget, bounds: Bounds, params: PolicyParams, engi
     else:
         msg = f"Φπ − Φ★ = 0 in every explored state; per N: {where}"
     if not complete:
-        return ClaimResult(MEASURE_SIF, Verdict.INCONCLUSIVE, "lower bound only (a budget or solver limit was hit): "
-                           + msg, b, stats)
-    return ClaimResult(MEASURE_SIF, Verdict.HOLDS, msg, b, stats)
+        r = ClaimResult(MEASURE_SIF, Verdict.INCONCLUSIVE, "lower bound only (a budget or solver limit was hit): "
+                        + msg, b, stats)
+    else:
+        r = ClaimResult(MEASURE_SIF, Verdict.HOLDS, msg, b, stats)
+    if cut is None:
+        return r
+    return every_n_measure(r, cut, phi_star_stable(cut) if cut.confirmed else None, bounds.min_nodes)
 
 
 # --------------------------------------------------------------------------- records, sampling, replay
