@@ -4,6 +4,9 @@ redesign (commit e0bcca7): same verdicts, messages, state counts and counterexam
 One deliberate edit since: the k1-reduces rows' "refused" and "at depth bound" figures, which the
 old separate k1 search never computed (it printed 0); its distinct / generated counts and verdict are
 unchanged. They are now the core search's figures (75 / 393 refused, 0 / 2 at the depth bound).
+Issue 13 (Appendix D re-read): the thm2.* and thm2-lifted.* rows of K = 2, 3, 9, replaced with
+``golden_digest.splice`` (which refuses if any flat, K = 1 or k1 row differs); see golden_digest.py.
+Not compared: the coverage counts added by issue 13 (new figures, absent from the golden run).
 
 Regenerate only for a deliberate change of semantics, never to make a refactor pass:
     verify --all --max-nodes 3 --json r.json, then store r.json without its timing figures

@@ -21,7 +21,7 @@ from proofs_check.core.verdict import Verdict
 from proofs_check.gpu.events import Event
 from proofs_check.gpu.flat_claims import FLAT, Bounds, run_flat
 from proofs_check.gpu.hier_claims import HIER_CLAIMS, HierBounds, replay_record, resolve_hier, run_hier_claims
-from proofs_check.gpu.hier_model import HierModel, hier_canonical, legal_demands
+from proofs_check.gpu.hier_model import COVERAGE, HierModel, coverage_features, hier_canonical, legal_demands
 
 
 def _random_state(k: int, d: int, seed: int) -> HierView:
@@ -144,7 +144,7 @@ def test_verify_cli_runs_theorem_2(capsys):
 
 
 def test_sampled_counterexample_replays():
-    hb = HierBounds(max_domains=1, panels=(3,), depth=2, samples=30, sample_domains=4, sample_events=12, seed=1)
+    hb = HierBounds(max_domains=1, panels=(3,), depth=2, samples=30, sample_domains=4, sample_events=12, seed=2)
     (r,) = run_hier_claims(resolve_hier(["thm2-lifted.slotted"]), hb)
     assert r.verdict == Verdict.VIOLATED and "sampled" in r.message  # D = 1 cannot break it; D ≥ 2 can
     ce = r.counterexample
@@ -225,3 +225,18 @@ def test_k1_reduces_is_not_blind():
     assert steps[-1].outcome is Outcome.FAILED and first_firing(prop, steps)[0] == len(f.actions) - 1
     same = explore([K1Model(n, "literal", 3, 2) for n in (1, 2)], [prop], Limits(4, 100_000))
     assert same.outcomes["k1-reduces"].finding is None and same.complete
+
+
+def test_coverage_features_name_the_panel_level_situations():
+    """What benchmarks/hier_coverage.py counts: one NVL72 rack with a panel-FUF anchor, its
+    fillers, a unit on the ninth panel, then GPU-level work beside the panel level."""
+    rack = HierCompass(1, 9)
+    assert rack.arrive(Job(0, 40, 1)).ok and rack.arrive(Job(1, 8, 4)).ok
+    got = coverage_features(rack.state_key())
+    assert {"panel-slot (multi-panel anchor)", "panel-FUF anchor with a 1-panel filler", "panel-pool region",
+            "ninth-panel used"} <= got
+    assert "non-full panel-pool region" not in got and "domain shared by both levels" not in got
+    assert rack.depart(1).ok and rack.arrive(Job(2, 3, 1)).ok
+    got = coverage_features(rack.state_key())
+    assert {"non-full panel-slot", "domain shared by both levels", "both levels in use", "ninth-panel used"} <= got
+    assert got <= set(COVERAGE)

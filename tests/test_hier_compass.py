@@ -33,7 +33,7 @@ def _run(policies, acts, g_of=lambda g: g):
             yield [p.depart(j) for p in policies]
 
 
-@pytest.mark.parametrize("variant", ["literal", "prop3"])
+@pytest.mark.parametrize("variant", ["literal", "prop3", "repaired"])
 @settings(max_examples=80, deadline=None)
 @given(n=st.integers(1, 6), acts=actions)
 def test_k1_is_byte_identical_to_flat_compass(variant, n, acts):
@@ -55,15 +55,43 @@ def test_g8_at_gpu_level_is_flat_compass_over_panels_for_g_up_to_8(d, k, acts):
         assert flat.placement() == hier.placement()
 
 
-def test_k1_does_not_reduce_for_the_repaired_admission_reserve():
-    """'repaired' refuses an arrival that would leave a filler without a pool/empty seat; at K = 1
-    the 8-GPU job goes to the panel level, which does not see the GPU level's fillers (a finding,
-    docs/hierarchical.md), so K = 1 admits it while the flat scheduler refuses."""
+def test_repaired_reserve_spans_both_levels():
+    """The reserve counts each free panel once for both levels: at K = 1 an 8-GPU job (panel
+    level) is refused exactly when the flat scheduler refuses it (the GPU level's filler would
+    lose its seat); on one NVL72 rack a 1-GPU job may not take the last free panel while a
+    1-panel filler counts on it (the per-level reserve admitted such jobs, and at K = 9 an
+    anchor's departure then failed: thm2.abs[K=9], repaired, before issue 13)."""
     flat, hier = Compass(2, 8, "repaired"), HierCompass(2, 1, "repaired")
     for job in (Job(0, 1, 1), Job(1, 3, 1)):
         assert flat.arrive(job).ok and hier.arrive(job).ok
     assert not flat.arrive(Job(2, 8, 1)).ok
-    assert hier.arrive(Job(2, 8, 1)).ok
+    assert not hier.arrive(Job(2, 8, 1)).ok
+    assert hier.placement() == flat.placement()
+    rack = HierCompass(1, 9, "repaired")
+    for job in (Job(0, 8, 1), Job(1, 40, 1)):  # J0 becomes the filler of J1's width-8 panel-slot
+        assert rack.arrive(job).ok
+    assert not rack.arrive(Job(2, 1, 1)).ok
+    assert rack.depart(1).ok and rack.arrive(Job(2, 1, 1)).ok
+    assert hier_abs_violations(rack.state_key()) == []
+
+
+def test_both_levels_share_a_domain_and_the_ninth_panel_is_a_pool():
+    """Readings H1 and H4 (Appendix D.3, D.5): GPU-level work may use the panels of a domain the
+    panel level uses, and a 1-panel unit sits on the panel beside a width-8 panel-slot."""
+    rack = HierCompass(1, 9)
+    assert rack.arrive(Job(0, 40, 1)).ok  # p = 5: a width-8 panel-slot, 3 panels of vacancy
+    assert rack.arrive(Job(1, 8, 4)).ok  # 3 fillers, the 4th unit on the ninth panel (panel-pool)
+    view = rack.state_key()
+    assert view.panel.nodes[0].pool == (1,) and len(view.panel.nodes[0].slots[0].fillers) == 3
+    assert hier_abs_violations(view) == []
+    assert not rack.arrive(Job(2, 1, 1)).ok  # no free panel left
+    assert rack.depart(1).ok  # units leave: the slot's vacancy and the ninth panel are free
+    assert rack.arrive(Job(2, 3, 1)).ok  # GPU-level work in the same rack
+    gpu, panel = rack.owned_domains()
+    assert gpu == panel == frozenset({0})
+    hp = rack.hier_placement()
+    assert hier_violations(hp, rack.running().values()) == []
+    assert hier_abs_violations(rack.state_key()) == []
 
 
 @settings(max_examples=60, deadline=None)
@@ -96,14 +124,14 @@ def test_dispatch_by_instance_class():
     assert [h.level_of(g) for g in (1, 7, 8, 16, 72)] == [GPU, GPU, PANEL, PANEL, PANEL]
     assert h.arrive(Job(1, 24, 1)).ok  # p = 3: panel-FUF anchor in a width-4 panel-slot
     assert h.arrive(Job(2, 8, 1)).ok  # 1-panel unit fills the vacancy
-    assert h.arrive(Job(3, 3, 1)).ok  # sub-panel: GPU level, in the other domain
+    assert h.arrive(Job(3, 3, 1)).ok  # sub-panel: GPU level, on domain 0's first free panel (H1)
     v = h.state_key()
     assert v.panel.nodes[0] == NodeView(SLOTTED, (), (SlotView(4, 1, 3, (2,)),))
     assert v.panel.nodes[1].kind == EMPTY
-    assert [nd.kind for nd in v.gpu.nodes[:9]] == [EMPTY] * 9  # domain 0 is the panel level's
-    assert v.gpu.nodes[9] == NodeView(SLOTTED, (), (SlotView(4, 3, 3, ()),))
-    assert h.arrive(Job(4, 72, 1)).reason.startswith("does not fit")  # no whole domain is free
-    assert h.depart(3).ok and h.arrive(Job(4, 72, 1)).ok  # domain 1 free again: width-9 slot
+    assert v.gpu.nodes[0] == NodeView(SLOTTED, (), (SlotView(4, 3, 3, ()),))
+    assert [nd.kind for nd in v.gpu.nodes[1:]] == [EMPTY] * 17
+    assert [s.panels for s in h.hier_placement().spans] == [(5, 6, 7)]  # the highest free panels
+    assert h.arrive(Job(4, 72, 1)).ok  # domain 1 is free: width-9 slot
     assert h.state_key().panel.nodes[1] == NodeView(SLOTTED, (), (SlotView(9, 4, 9, ()),))
 
 
@@ -115,13 +143,14 @@ def test_domain_filling_and_unplaceable_widths():
         HierCompass(1, 9).arrive(Job(1, 12, 1))
 
 
-def test_gpu_level_uses_only_domains_without_panel_items():
+def test_levels_share_a_domain_panel_by_panel():
     h = HierCompass(2, 2)
-    assert h.arrive(Job(1, 8, 1)).ok  # unit → panel-pool in domain 0
-    assert h.arrive(Job(2, 4, 4)).ok  # 16 GPUs: both panels of domain 1
-    assert h.arrive(Job(3, 1, 1)).reason.startswith("does not fit")  # domain 0's free panel is not the GPU level's
+    assert h.arrive(Job(1, 8, 1)).ok  # unit → panel-pool in domain 0, on its last panel
+    assert h.arrive(Job(2, 4, 4)).ok  # 16 GPUs: domain 0's free panel and one of domain 1
+    assert h.arrive(Job(3, 8, 1)).ok  # unit: the fullest pool region with a free panel is domain 1's
     hp = h.hier_placement()
-    assert [hp.used(p) for p in range(4)] == [8, 0, 8, 8]
+    assert [hp.used(p) for p in range(4)] == [8, 8, 8, 8]
+    assert h.arrive(Job(4, 1, 1)).reason.startswith("does not fit")
 
 
 def _view(k, panel_nodes, gpu_nodes):
@@ -139,8 +168,9 @@ def test_other_levels_compact_runs_after_an_event():
 
 def test_panel_migrations_are_reported_in_gpus_and_panels():
     e = NodeView(EMPTY)
-    h = HierCompass(3, 2).with_state(_view(2, [NodeView(POOL, (1,)), NodeView(POOL, (2,)), e], [e] * 6))
-    res = h.arrive(Job(3, 1, 1))  # GPU level in domain 2, then the panel level's Compact
+    gpu_job = NodeView(POOL, (5,))  # one GPU-level instance beside each domain's unit
+    h = HierCompass(2, 2).with_state(_view(2, [NodeView(POOL, (1,)), NodeView(POOL, (2,))], [gpu_job, e, gpu_job, e]))
+    res = h.depart(5)  # GPU level frees a panel in each domain, then the panel level's Compact
     assert res.ok
     (m,) = res.migrations
     assert (m.g, m.kind) == (8, "panel-compact-pool") and {m.src, m.dst} == {0, 2}
@@ -155,6 +185,26 @@ def test_registry_and_simulator_options():
     for opts, needle in (({"panels_per_domain": 4}, "not a multiple"), ({}, "panels_per_domain")):
         with pytest.raises(ValueError, match=needle):
             make_policy("hier-compass", 18, 8, **opts)
+
+
+def test_simulator_runs_multi_panel_jobs_on_nvl72_racks():
+    """g > 8 is legal for a policy with ``max_demand`` (the hierarchical scheduler: 8K); the
+    simulator's counts record a g = 8p instance as p whole panels."""
+    from heuristics.gpu.simulator import SimConfig, count_slot, simulate, validate_jobs
+    from heuristics.gpu.trace import TraceJob as SimJob
+
+    jobs = [SimJob(0, 0.0, 10.0, 40, 1), SimJob(1, 1.0, 10.0, 8, 3), SimJob(2, 2.0, 5.0, 72, 1),
+            SimJob(3, 3.0, 5.0, 3, 2)]
+    opts = (("panels_per_domain", 9), ("variant", "repaired"))  # literal's Remove strands J1's fillers
+    res = simulate(jobs, SimConfig("hier-compass", n_nodes=18, policy_opts=opts))
+    assert res.status == "complete" and len(res.jobs) == 4
+    assert count_slot(Job(0, 40, 2), 8) == (7, 10)
+    with pytest.raises(ValueError, match="g=40 outside 1..8"):
+        validate_jobs(jobs, 18, 8)
+    with pytest.raises(ValueError, match="multiple of 8"):
+        validate_jobs([SimJob(0, 0.0, 1.0, 20, 1)], 18, 8, max_demand=72)
+    with pytest.raises(ValueError, match="needs 10 nodes"):
+        validate_jobs([SimJob(0, 0.0, 1.0, 40, 2)], 9, 8, max_demand=72)
 
 
 def test_simulator_runs_on_nvl72_racks():

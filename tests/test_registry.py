@@ -18,7 +18,7 @@ def test_every_name_builds_a_working_policy(name):
 
 
 def test_unknown_name_lists_the_known_ones():
-    with pytest.raises(ValueError, match=r"unknown policy 'nope'; known: best-fit, cafgd, compass-literal"):
+    with pytest.raises(ValueError, match=r"unknown policy 'nope'; known: best-fit, cafgd, compass-bare-detach, compass-literal"):
         make_policy("nope", 2)
 
 

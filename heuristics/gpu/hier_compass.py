@@ -5,9 +5,10 @@ the operators:
 
 * the **GPU level** — ``Compass(nodes = panels, capacity = 8, variant)``: Place / Remove / Compact
   of §4.3 with the panel as the node (sub-panel instances, g ≤ 7);
-* the **panel level** — ``Compass(nodes = domains, capacity = K, variant with width = w_p★)``: the
-  same operators with the panel as the atomic unit and the domain as the node (D.3: "Σpanel mirrors
-  the ABS construction of Section 4.2 verbatim under two substitutions"). Its 1-unit instances are
+* the **panel level** — ``PanelLevel(nodes = domains, capacity = K, variant with width = w_p★)``:
+  the same operators with the panel as the atomic unit and the domain as the node (D.3: "Σpanel
+  mirrors the ABS construction of Section 4.2 verbatim under two substitutions"), plus what H1
+  and H4 below need (panels held by the GPU level, a pool region beside slots). Its 1-unit instances are
   the g = 8 instances (1-panel fillers, panel-pool), its anchors the multi-panel instances of panel
   demand p = g/8 with panel-slot width w_p★(p) (eq. 23), the domain-filling g = 8K instance a
   width-K degenerate panel-slot (D.4). Its BestFitDrain classes are {panel-pool, panel-w4,
@@ -21,16 +22,16 @@ variant's compact-on-arrival / compact-on-departure switches.
 Readings chosen (variant ``literal``; every one is an ambiguity of Appendix D, see
 docs/hierarchical.md):
 
-H1. *Which panels the GPU level may use; how GPU-level work appears to the panel level.* Appendix D
-    says neither. Reading: **a domain belongs to at most one level at a time.** A domain holding a
-    panel-level item (a panel-pool or panel-slotted domain in Σpanel) is invisible to the GPU level
-    — its unprofiled panels stay idle; a domain with any GPU-level work is invisible to the panel
-    level; a domain with nothing on it is open to both. This is a subset of the paper's Σhier
-    ("the Cartesian product across domains of Σpanel, with the internal state of each
-    non-saturated panel still drawn from the GPU-level Σ"): in a panel-level domain the
-    non-saturated panels are GPU-level *empty*. It keeps the two populations disjoint, as D.4's
-    "do not interfere" requires, with no eviction rule (which the paper does not give). The other
-    level's nodes are put out of service in place (kind ``blocked``, see ``HierCompass``).
+H1. *Which panels each level may use.* D.3: "the full cluster-wide state space is the Cartesian
+    product across NVLink domains of Σpanel, with the internal state of each non-saturated panel
+    still drawn from the GPU-level Σ". Reading: **each panel belongs to at most one level at a
+    time; a domain may hold both.** The panel level's items occupy whole panels (an anchor's p
+    panels, a filler's or pool unit's one, a slot's vacancy panels kept for its fillers); every
+    other panel is a GPU-level node (a "non-saturated panel", possibly empty). The panel level
+    sees a domain's panels with GPU-level work as taken (``PanelLevel.held``), the GPU level sees
+    the panels the panel level holds as out of service (kind ``blocked``). D.4's "disjoint
+    populations of items" holds by construction. (Before issue 13 the reading was "a domain
+    belongs to one level only", which the text does not say.)
 H2. *g = 8.* D.3 lists g ≤ 8 as sub-panel (GPU level) and also calls g = 8 instances panel-fillers;
     eq. (25) counts n_8 as the panel-level fillers, so g = 8 goes to the panel level as a 1-panel
     unit. At K = 1 the 1-panel unit and the domain-filling instance coincide and are handled as a
@@ -40,10 +41,14 @@ H3. *Slot widths at the panel level.* w_p★(p) of eq. (23) is defined for p ≤
     width-K degenerate slot. For K ≥ 10 a demand p ∈ 9..K−1 has no width: such an arrival is
     refused with that reason. For K ∈ {6, 7}, p ∈ 5..K−1 gets w_p★ = 8 > K: never placeable, so
     refused as "does not fit" (the literal widths, not a repair).
-H4. *K not a power of two* (e.g. K = 9): the panel level is the flat ABS on capacity K verbatim; a
-    domain's panels not covered by slot widths are unprofiled room D(d) = K − Σ w (e.g. one panel
-    beside a width-8 panel-slot), not a panel-pool (D.5 calls that residual panel "the panel-pool
-    slot"; the verbatim mirror has no mixed pool/slotted domain).
+H4. *K not a power of two* (e.g. K = 9). D.5: "any panel-level layout decomposes into at most one
+    width-8 panel-slot together with one residual panel acting as a panel-pool". Reading: **a
+    domain's free panels are its panel-pool region**: a 1-panel unit may sit beside panel-slots
+    (the ninth panel of an NVL72 rack beside a width-8 panel-slot), and a panel-slot may open in
+    a pool domain's free panels. Place, 1-panel unit: a slot vacancy, else the fullest domain with
+    a free panel, else an empty domain; Place, anchor: the slotted domain with the fewest free
+    panels ≥ w (best fit), else a pool or GPU-only domain with ≥ w free panels (best fit), else an
+    empty domain. (Before issue 13 the residual panel stayed idle, contradicting D.5.)
 H5. *Node order for "pick any" ties.* Each level's Compass sees its usable nodes in global index
     order, so its lowest-index rules pick the lowest global panel / domain.
 H6. *Migrations.* GPU-level migrations name panels. A panel-level migration moves a whole
@@ -58,12 +63,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 from functools import partial
-from typing import Iterable
+from typing import Any, Iterable
 
-from heuristics.gpu.abs_space import EMPTY, AbsView, NodeView, slot_width
+from heuristics.gpu.abs_space import EMPTY, POOL, SLOTTED, AbsView, NodeView, slot_width
 from heuristics.gpu.cluster import G_DEFAULT, Job, Placement
-from heuristics.gpu.compass import BLOCKED, VARIANTS, Compass, Variant
-from heuristics.gpu.hier_abs import MAX_TABLE_P, HierView, gpu_owned, layout, panel_owned
+from heuristics.gpu.compass import BLOCKED, VARIANTS, Compass, Variant, _MinIndex
+from heuristics.gpu.hier_abs import MAX_TABLE_P, HierView, gpu_panels, layout, reserved_panels
 from heuristics.gpu.hier_cluster import (
     G_PANEL,
     MULTI,
@@ -97,6 +102,127 @@ def panel_variant(base: Variant, k: int) -> Variant:
     return replace(base, name=f"{base.name}-panel", width=partial(panel_slot_width, k))
 
 
+class PanelLevel(Compass):
+    """The panel level of Appendix D: COMPASS on domains of K panels (capacity K), with the two
+    things the text adds to the verbatim mirror of ABS (readings H1 and H4):
+
+    * ``held[d]`` — panels of domain d that hold GPU-level work (Σhier: "the internal state of
+      each non-saturated panel still drawn from the GPU-level Σ"). They are outside the panel
+      level's reach: a domain's free panels are K − Σ w(s) − |P(d)| − held[d], and they are the
+      domain's unprofiled room D(d). A domain with GPU work and no panel-level item has kind
+      ``BLOCKED`` here: not empty, yet Place may open a panel-slot or a pool in its free panels.
+    * a panel-pool region beside panel-slots (D.5: at K = 9 "one width-8 panel-slot together
+      with one residual panel acting as a panel-pool"): a 1-panel unit may sit in any domain's
+      free panels, and a panel-slot may open in the free panels of a panel-pool domain.
+
+    Place's "slotted node with D(n) ≥ w, best fit, else an empty node" thus becomes: a slotted
+    domain (best fit), else a pool or GPU-only domain with that many free panels (best fit),
+    else an empty domain.
+
+    Both live in Compass's own indexes: ``_by_room`` holds D(d) of the slotted domains and
+    ``_by_fill`` the occupied panels K − free of every non-empty domain, so Place's "partial
+    pool node, fullest first" offers a slotted domain's residual panel; ``_held_room`` holds the
+    free panels of the GPU-only domains. The overrides below make the operators read those keys
+    (and draw or compact only real pool units). The flat scheduler is untouched.
+    """
+
+    def _blank(self) -> None:
+        super()._blank()
+        self._held = [0] * self.n_nodes
+        self._held_room = _MinIndex(lambda n: None)
+
+    def set_held(self, n: int, panels: int) -> None:
+        """Domain ``n`` now has ``panels`` panels with GPU-level work."""
+        if self._held[n] != panels:
+            self._held[n] = panels
+            self._touch(n)
+
+    def held(self) -> list[int]:
+        return list(self._held)
+
+    def _free(self, n: int) -> int:
+        return self.capacity - self._held[n] - len(self.pool[n]) - sum(s.width for s in self.slots[n])
+
+    def _unprofiled(self, n: int) -> int:
+        return self._free(n)
+
+    def _touch(self, n: int) -> None:
+        slots, pool = self.slots[n], self.pool[n]
+        self.kind[n] = SLOTTED if slots else POOL if pool else BLOCKED if self._held[n] else EMPTY
+        super()._touch(n)
+        kind, free = self.kind[n], self._free(n)
+        self._by_room.set(n, free if kind == SLOTTED else None)
+        self._by_fill.set(n, None if kind == EMPTY else self.capacity - free)
+        self._held_room.set(n, free if kind in (BLOCKED, POOL) else None)
+
+    def _filler_source(self) -> int | None:
+        """Least-occupied domain holding a pool unit (a residual-panel unit included)."""
+        for c in range(1, self.capacity + 1):
+            for n in self._by_fill.members(c):
+                if self.pool[n]:
+                    return n
+        return None
+
+    def _class_items(self, cls: str, n: int) -> list[Any]:
+        return list(self.pool[n]) if cls == "pool" else super()._class_items(cls, n)
+
+    def _room(self, cls: str, n: int) -> int:
+        return self._free(n) if cls == "pool" else super()._room(cls, n)
+
+    def _hosts(self, cls: str) -> list[int]:
+        return [n for n in super()._hosts(cls) if cls != "pool" or self.pool[n]]
+
+    def _seats_minus_fillers(self) -> int:
+        fillers = self._counts[1] - sum(len(p) for p in self.pool)
+        return self._unit_room() - self._vac_total - fillers
+
+    def _slot_host(self, w: int) -> int | None:
+        n = super()._slot_host(w)
+        if n is None:
+            n = next((m for d in range(w, self.capacity) if (m := self._held_room.lowest(d)) is not None), None)
+        return n
+
+    def _admissible(self, job: Job) -> int:
+        room = super()._admissible(job)
+        if job.g == 1:
+            return room
+        w = self.variant.width(job.g)
+        return room + sum((d // w) * self._held_room.size(d) for d in range(w, self.capacity))
+
+    def _slot_repack(self) -> list[Migration]:
+        """The repaired slot pass (``Compass._slot_repack``) on free panels that GPU work and
+        pool units also take: widths no longer tile the room, so a round that moves nothing
+        ends the pass instead of being an error."""
+        moves: list[Migration] = []
+        while True:
+            partial = [n for d in range(2, self.capacity) for n in self._by_room.members(d)]
+            if len(partial) < 2:
+                return moves
+            a = min(partial, key=lambda n: (-self._free(n), n))
+            b = min((n for n in partial if n != a), key=lambda n: (self._free(n), n))
+            before = len(moves)
+            moves += self._pour(a, b)
+            if self._free(b) > 0 and self.slots[a]:
+                moves += self._pour(b, a)
+            if len(moves) == before:
+                return moves
+
+    def with_state(self, view: StateKey) -> "PanelLevel":
+        c = Compass.with_state(self, view)
+        c.__class__ = PanelLevel
+        assert isinstance(c, PanelLevel)
+        c._held, c._held_room = [0] * c.n_nodes, _MinIndex(lambda n: None)
+        for n in range(c.n_nodes):
+            c._touch(n)
+        return c
+
+    def clone(self) -> "PanelLevel":
+        c = self.with_state(self.abs_view())
+        for n, h in enumerate(self._held):
+            c.set_held(n, h)
+        return c
+
+
 class HierCompass:
     """Hierarchical COMPASS-ABS on ``n_domains`` domains of ``panels_per_domain`` panels;
     implements ``heuristics.gpu.policy.Policy`` with the panels as its nodes (capacity 8)."""
@@ -115,7 +241,7 @@ class HierCompass:
             variant = VARIANTS[variant]
         k = panels_per_domain
         self._configure(topology, variant, eight_gpu_level,
-                        {GPU: Compass(1, G_PANEL, variant), PANEL: Compass(1, k, panel_variant(variant, k))})
+                        {GPU: Compass(1, G_PANEL, variant), PANEL: PanelLevel(1, k, panel_variant(variant, k))})
         self._install(HierView(k, AbsView(k, (NodeView(EMPTY),) * n_domains),
                                AbsView(G_PANEL, (NodeView(EMPTY),) * topology.n_panels)))
 
@@ -123,23 +249,25 @@ class HierCompass:
         self.topology, self.variant, self.eight_gpu_level, self._proto = topology, variant, eight_gpu_level, proto
         self.name = f"hier-compass-{variant.name}" + ("" if eight_gpu_level == PANEL else "-g8gpu")
         self.n_nodes = topology.n_panels
+        self.max_demand = G_PANEL * topology.panels_per_domain  # the simulator admits g up to 8K (multi-panel)
 
     # ----------------------------------------------------------------- state
-    # Each level is one Compass over ALL its nodes (panels / domains); a node the other level holds
-    # is taken out of service by giving it the kind BLOCKED. Compass re-indexes a node by its kind
-    # (``Compass._touch``) and every operator reads only its indexes (empty / pool by occupancy /
-    # slotted by room / vacancy), none of which holds a node of an unknown kind — so a blocked
-    # node is invisible to Place, Remove, Compact and admission, and a domain changing owner costs
-    # K re-indexings instead of a rebuild. Views show blocked nodes as EMPTY.
+    # Each level is one Compass over ALL its nodes (panels / domains). At the GPU level a panel the
+    # panel level occupies is taken out of service by giving it the kind BLOCKED, which no Compass
+    # index holds, so no operator sees it; which panels those are is ``reserved_panels`` (the
+    # highest-index panels of the domain without GPU work). At the panel level a domain's panels
+    # with GPU work are ``PanelLevel.held``. Only domains an event touched are re-synchronised, so
+    # an event costs O(touched · K). Views show blocked nodes as EMPTY.
     def _install(self, view: HierView) -> None:
         """Make ``view`` the state (both levels rebuilt from it)."""
-        k = view.panels_per_domain
-        g_own, p_own = gpu_owned(view), panel_owned(view)
-        gpu = [NodeView(BLOCKED) if p // k in p_own else nd for p, nd in enumerate(view.gpu.nodes)]
-        panel = [NodeView(BLOCKED) if d in g_own else nd for d, nd in enumerate(view.panel.nodes)]
-        self._level = {GPU: self._proto[GPU].with_state(AbsView(G_PANEL, tuple(gpu))),
-                       PANEL: self._proto[PANEL].with_state(AbsView(k, tuple(panel)))}
-        self._gpu_owned, self._panel_owned = g_own, p_own
+        k, t = view.panels_per_domain, view.topology
+        blocked = {p for d in range(t.n_domains) for p in reserved_panels(view, d)}
+        gpu = [NodeView(BLOCKED) if p in blocked else nd for p, nd in enumerate(view.gpu.nodes)]
+        panel = self._proto[PANEL].with_state(view.panel)
+        assert isinstance(panel, PanelLevel)
+        for d in range(t.n_domains):
+            panel.set_held(d, gpu_panels(view, d))
+        self._level = {GPU: self._proto[GPU].with_state(AbsView(G_PANEL, tuple(gpu))), PANEL: panel}
         self._jobs: dict[int, tuple[str, Job]] = {}
         for level, scale in ((GPU, 1), (PANEL, G_PANEL)):
             for j, job in self._level[level].running().items():
@@ -150,32 +278,35 @@ class HierCompass:
         view = self._level[level].abs_view()
         return view._replace(nodes=tuple(NodeView(EMPTY) if nd.kind == BLOCKED else nd for nd in view.nodes))
 
+    def _panel(self) -> PanelLevel:
+        panel = self._level[PANEL]
+        assert isinstance(panel, PanelLevel)
+        return panel
+
     def _sync(self, level: str, nodes: set[int]) -> None:
-        """After ``level`` changed ``nodes`` (its own indices), re-derive which of their domains it
-        holds and block / unblock those domains at the other level. Only touched domains are
-        re-checked, so an event costs O(touched · K), not O(cluster)."""
-        c, k = self._level[level], self.topology.panels_per_domain
-        if level == GPU:
-            held = self._gpu_owned
-            for d in {n // k for n in nodes}:
-                now = any(c.kind[p] != EMPTY and c.kind[p] != BLOCKED for p in self.topology.panels_of(d))
-                if now != (d in held):
-                    _set_kind(self._level[PANEL], d, BLOCKED if now else EMPTY)
-                    held = held | {d} if now else held - {d}
-            self._gpu_owned = held
-        else:
-            held = self._panel_owned
-            for d in nodes:
-                now = c.kind[d] != EMPTY and c.kind[d] != BLOCKED
-                if now != (d in held):
-                    for p in self.topology.panels_of(d):
-                        _set_kind(self._level[GPU], p, BLOCKED if now else EMPTY)
-                    held = held | {d} if now else held - {d}
-            self._panel_owned = held
+        """After ``level`` changed ``nodes`` (its own indices): the panel level's held panels of
+        the touched domains, then the GPU level's blocked panels there."""
+        k = self.topology.panels_per_domain
+        gpu, panel = self._level[GPU], self._panel()
+        domains = {n // k for n in nodes} if level == GPU else set(nodes)
+        for d in domains:
+            if level == GPU:
+                panel.set_held(d, sum(1 for p in self.topology.panels_of(d) if gpu.kind[p] not in (EMPTY, BLOCKED)))
+            reserved = len(panel.pool[d]) + sum(s.width for s in panel.slots[d])
+            free = [p for p in self.topology.panels_of(d) if gpu.kind[p] in (EMPTY, BLOCKED)]
+            if reserved > len(free):
+                raise AssertionError(f"domain {d}: panel level holds {reserved} panels, {len(free)} are free")
+            target = set(free[len(free) - reserved:]) if reserved else set()
+            for p in free:
+                if (gpu.kind[p] == BLOCKED) != (p in target):
+                    gpu.set_blocked(p, p in target)
 
     def owned_domains(self) -> tuple[frozenset[int], frozenset[int]]:
-        """(domains with GPU-level work, domains with panel-level items) — reading H1."""
-        return self._gpu_owned, self._panel_owned
+        """(domains with GPU-level work, domains with panel-level items); under reading H1 a
+        domain may be in both."""
+        panel = self._panel()
+        return (frozenset(d for d, h in enumerate(panel.held()) if h),
+                frozenset(d for d, kd in enumerate(panel.kind) if kd in (POOL, SLOTTED)))
 
     def _job_nodes(self, level: str, job_id: int) -> set[int]:
         """Nodes holding the job's instances at ``level`` (each Compass member records its node)."""
@@ -226,6 +357,39 @@ class HierCompass:
         return GPU if instance_class(g, self.topology.panels_per_domain) == SUB_PANEL else PANEL
 
     def arrive(self, job: Job) -> EventResult:
+        """Algorithm 1 at the job's level, then the other level's Compact; under a variant with
+        ``filler_reserve`` the arrival must also keep the two-level reserve (``_reserve_margin``)."""
+        k = self.topology.panels_per_domain
+        # an arrival takes at most K free panels per instance (a panel-slot) or adds one to the
+        # GPU fillers' need: with this margin no trial is needed
+        if not self.variant.filler_reserve or self._reserve_margin() >= (k + 1) * job.w:
+            return self._arrive_here(job)
+        trial = self.clone()
+        res = trial._arrive_here(job)
+        if res.ok and trial._reserve_margin() < 0:
+            return EventResult.refused("does not fit: a filler of one level would lose its seat to return to")
+        if res.ok:
+            self._level, self._jobs = trial._level, trial._jobs
+        return res
+
+    def _reserve_margin(self) -> int:
+        """The repaired reserve across both levels: free panels minus the free panels the fillers
+        of both levels would need if every one of them had to go back at once.
+
+        A free panel (no item of either level) is a seat for both: one 1-panel filler, or eight
+        1-GPU fillers once it becomes a GPU-level pool panel; a GPU-level filler first takes the
+        room of the GPU-level pool panels, which nothing else uses. Every re-seat then uses one
+        free panel per panel-level filler and one per eight GPU-level fillers, whichever level
+        and whichever panel ``Remove`` picks, so a margin ≥ 0 after every arrival keeps every
+        later departure legal (docs/repaired.md). At K = 1 the panel level has no fillers and a
+        free panel is an empty node: exactly the flat reserve."""
+        gpu, panel = self._level[GPU], self._panel()
+        free = gpu.empty_count()
+        need_gpu = max(0, G_PANEL * free - gpu._seats_minus_fillers())  # GPU fillers beyond pool room
+        panel_fillers = panel._counts[1] - sum(len(p) for p in panel.pool)
+        return free - panel_fillers - _ceil_div(need_gpu, G_PANEL)
+
+    def _arrive_here(self, job: Job) -> EventResult:
         k = self.topology.panels_per_domain
         check_hier_job(job, k)
         if job.id in self._jobs:
@@ -272,12 +436,12 @@ class HierCompass:
                      for m in moves)
 
 
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
 def _moved(moves: Iterable[Migration]) -> set[int]:
     return {n for m in moves for n in (m.src, m.dst)}
-
-
-def _set_kind(c: Compass, n: int, kind: str) -> None:
-    c.set_blocked(n, kind == BLOCKED)
 
 
 def build_hier_compass(n_nodes: int, capacity: int = G_DEFAULT, panels_per_domain: int | None = None,

@@ -23,7 +23,7 @@ from typing import Any, Sequence
 from heuristics.gpu.abs_space import EMPTY, POOL, AbsView, NodeView, SlotView
 from heuristics.gpu.cluster import Job
 from heuristics.gpu.compass import Compass
-from heuristics.gpu.hier_abs import HierView, layout
+from heuristics.gpu.hier_abs import HierView, gpu_panels, layout, panel_reserved, panel_used
 from heuristics.gpu.hier_cluster import (
     G_PANEL,
     HierPlacement,
@@ -141,12 +141,16 @@ class HierFacts:
     def anchored_domains(self) -> list[int]:
         return [d for d, nd in enumerate(self.view.panel.nodes) if any(s.anchor_g >= 2 for s in nd.slots)]
 
+    def free_panels(self, d: int) -> int:
+        """Panels of domain ``d`` holding nothing of either level."""
+        return self.topology.panels_per_domain - panel_reserved(self.view.panel.nodes[d]) - gpu_panels(self.view, d)
+
     def domain_regions(self, d: int) -> tuple[int, int]:
-        """(non-full panel-slot regions, non-full panel-pool regions) of domain ``d``."""
+        """(non-full panel-slot regions, non-full panel-pool regions) of domain ``d``: a slot with
+        vacancy; the domain's pool units when free panels are left beside them (reading H4)."""
         nd = self.view.panel.nodes[d]
         slots = sum(1 for s in nd.slots if s.vacancy > 0)
-        pool = int(nd.kind == POOL and len(nd.pool) < self.topology.panels_per_domain)
-        return slots, pool
+        return slots, int(bool(nd.pool) and self.free_panels(d) > 0)
 
     def gpu_figures(self) -> dict[str, Any]:
         t = self.topology
@@ -165,12 +169,57 @@ class HierFacts:
         k = t.panels_per_domain
         units, multi = self.panel_items()
         counts = panel_counts(units, Counter(multi), k)
-        used = [nd.used() for nd in self.view.panel.nodes]
+        used = [panel_used(nd) for nd in self.view.panel.nodes]
         phi_pi = sum(1 for u in used if 0 < u < k)
         cert = _settled(panel_phi_star(counts, t), f"Φ★_panel for {counts} on {t}")
         return {"D": t.n_domains, "K": k, "panel counts n_1..n_K": list(counts), "Φπ_panel": phi_pi,
                 "Φ★_panel": cert.objective, "SIF_panel": str(Fraction(phi_pi - cert.objective, t.n_domains)),
                 "bound": f"2/{t.n_domains}"}
+
+
+PANEL_FUF = frozenset({3, 5, 6, 7})  # panel demands of the panel-FUF class (D.3)
+COVERAGE = ("panel-slot (multi-panel anchor)", "panel-FUF anchor", "panel-FUF anchor with a 1-panel filler",
+            "non-full panel-slot", "domain-filling", "panel-pool region", "non-full panel-pool region",
+            "two anchored domains", "multi-panel job with w ≥ 2", "both levels in use",
+            "domain shared by both levels", "ninth-panel used")
+
+
+def coverage_features(view: HierView) -> frozenset[str]:
+    """Which panel-level situations a state exhibits (what a search at given bounds exercised;
+    ``benchmarks/hier_coverage.py`` counts them over every distinct state). ``ninth-panel used``
+    (K = 9: a domain with a width-8 panel-slot whose residual panel holds a unit — the panel-pool
+    of D.5 — or GPU-level work) and ``domain shared by both levels`` need readings H1 and H4."""
+    k = view.panels_per_domain
+    out = set()
+    gpu_domains = {p // k for p, nd in enumerate(view.gpu.nodes) if nd.kind != EMPTY}
+    panel_domains = set()
+    for d, nd in enumerate(view.panel.nodes):
+        if nd.kind == EMPTY:
+            continue
+        panel_domains.add(d)
+        if nd.pool:
+            out.add("panel-pool region")
+            if panel_reserved(nd) + gpu_panels(view, d) < k:
+                out.add("non-full panel-pool region")
+        for s in nd.slots:
+            out.add("domain-filling" if s.anchor_g == k else "panel-slot (multi-panel anchor)")
+            if s.anchor_g in PANEL_FUF and s.anchor_g < k:
+                out.add("panel-FUF anchor")
+                if s.fillers:
+                    out.add("panel-FUF anchor with a 1-panel filler")
+            if s.vacancy > 0:
+                out.add("non-full panel-slot")
+        if k == 9 and any(s.width == 8 for s in nd.slots) and (nd.pool or gpu_panels(view, d)):
+            out.add("ninth-panel used")
+    if sum(1 for nd in view.panel.nodes if any(s.anchor_g >= 2 for s in nd.slots)) >= 2:
+        out.add("two anchored domains")
+    if gpu_domains and panel_domains:
+        out.add("both levels in use")
+    if gpu_domains & panel_domains:
+        out.add("domain shared by both levels")
+    if any(j.g > G_PANEL and j.w >= 2 for j in hier_running_jobs(view).values()):
+        out.add("multi-panel job with w ≥ 2")
+    return frozenset(out)
 
 
 def _settled(cert: Any, what: str) -> Any:
@@ -236,9 +285,10 @@ def _node_text(nd: NodeView, unit: str, names: dict[int, int]) -> str:
     def j(x: int) -> str:
         return f"J{names.get(x, x)}"
 
+    pool = "pool[" + " ".join(j(x) for x in nd.pool) + "]"
     if nd.kind == POOL:
-        return "pool[" + " ".join(j(x) for x in nd.pool) + "]"
-    return "slotted{" + ", ".join(
+        return pool
+    return ("" if not nd.pool else pool + " ") + "slotted{" + ", ".join(
         f"w{s.width}: {j(s.anchor_job)}({unit}={s.anchor_g})" + ("+" + "+".join(j(f) for f in s.fillers) if s.fillers else "")
         + (f" vac {s.vacancy}" if s.vacancy else "") for s in nd.slots) + "}"
 
@@ -256,7 +306,7 @@ def _apply(pol: Any, ev: Event) -> EventResult:
 
 
 def _free_gpus(view: HierView) -> int:
-    used = sum(nd.used() for nd in view.gpu.nodes) + G_PANEL * sum(nd.used() for nd in view.panel.nodes)
+    used = sum(nd.used() for nd in view.gpu.nodes) + G_PANEL * sum(panel_used(nd) for nd in view.panel.nodes)
     return G_PANEL * view.topology.n_panels - used
 
 
@@ -352,7 +402,8 @@ class K1Model:
 def walk(model: HierModel, events: list[Event]) -> list[dict[str, Any]]:
     """Re-run ``events`` from the empty cluster exactly as the search did (expand the canonical
     state, canonicalise after), with stable job names J0, J1, … in arrival order. One record per
-    event: shown event, canonical state, rendered lines, migrations, failure; stops at a failure."""
+    event: shown event, canonical state, rendered lines, migrations, failure, names (canonical label ->
+    stable name); stops at a failure."""
     cur = hier_canonical(model.proto.state_key())
     names: dict[int, int] = {}
     fresh = 0
@@ -366,12 +417,12 @@ def walk(model: HierModel, events: list[Event]) -> list[dict[str, Any]]:
         res = _apply(pol, ev)
         if not res.ok:
             steps.append({"event": shown, "state": cur, "lines": render(cur, names).splitlines(), "migrations": 0,
-                          "failure": res.reason})
+                          "failure": res.reason, "names": names})
             break
         cur, lab = hier_canonical_map(pol.state_key())
         names = {lab[j]: names[j] for j in lab}
         steps.append({"event": shown, "state": cur, "lines": render(cur, names).splitlines(),
-                      "migrations": len(res.migrations), "failure": ""})
+                      "migrations": len(res.migrations), "failure": "", "names": names})
     return steps
 
 
@@ -382,6 +433,6 @@ def shown_hier(model: HierModel, events: list[Event]) -> list[dict[str, Any]]:
         f = HierFacts(st["state"])
         figures = {"migrations": st["migrations"], "Φπ_GPU (partial panels)": partial_panels(f.placement),
                    "partial domains (panel level)": sum(1 for nd in st["state"].panel.nodes
-                                                        if 0 < nd.used() < model.k)}
+                                                        if 0 < panel_used(nd) < model.k)}
         shown.append({"event": st["event"], "state": st["lines"], "figures": figures, "failure": st["failure"]})
     return shown
