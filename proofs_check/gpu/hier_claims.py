@@ -49,8 +49,8 @@ from proofs_check.core.search import Exploration, Finding, Limits, Progress, exp
 from proofs_check.core.trace import Record, trace_record
 from proofs_check.core.verdict import ClaimResult, Explained, Verdict, explored_verdict, size_row
 from proofs_check.gpu.events import Event
-from proofs_check.gpu.hier_model import HierFacts, HierModel, K1Model, hier_facts, hier_running_jobs, \
-    legal_demands, render, shown_hier
+from proofs_check.gpu.hier_model import HierFacts, HierModel, K1Model, coverage_features, hier_facts, \
+    hier_running_jobs, legal_demands, render, shown_hier
 
 
 @dataclass(frozen=True)
@@ -155,10 +155,33 @@ class OnHierFacts:
         return self.fn(hier_facts(st))
 
 
+def _feature(name: str) -> Callable[[Step[HierView, Event]], bool]:
+    """Whether a state shows one of ``hier_model.COVERAGE``'s situations (computed once per step)."""
+    def seen(st: Step[HierView, Event]) -> bool:
+        found = st.memo.get("coverage")
+        if found is None:
+            found = st.memo["coverage"] = coverage_features(st.state)
+        return name in found
+    return seen
+
+
+# What a report counts beside each verdict (issue 13): is the panel level really exercised?
+_PANEL_COVERAGE = tuple((label, _feature(n)) for label, n in (
+    ("states with a panel-slot (multi-panel anchor)", "panel-slot (multi-panel anchor)"),
+    ("states with a multi-panel job of w ≥ 2", "multi-panel job with w ≥ 2"),
+    ("states with two anchored domains", "two anchored domains"),
+    ("states with a domain shared by both levels", "domain shared by both levels"),
+    ("states using the ninth panel", "ninth-panel used")))
+_GPU_COVERAGE = tuple((label, _feature(n)) for label, n in (
+    ("states with both levels in use", "both levels in use"),
+    ("states with a domain shared by both levels", "domain shared by both levels")))
+
+
 def _prop(name: str, test: Callable[[HierFacts], Numbers | None], premise: Callable[[HierFacts], bool] | None = None,
           failure_breaks: bool = False) -> Property[HierView, Event]:
+    coverage = _PANEL_COVERAGE if name.startswith(("thm2.panel", "thm2-lifted")) else _GPU_COVERAGE
     return Property(name, Expect.ALWAYS, OnHierFacts(test), premise=None if premise is None else OnHierFacts(premise),
-                    failure_breaks=failure_breaks, score=OnHierFacts(_partial_panels))
+                    failure_breaks=failure_breaks, score=OnHierFacts(_partial_panels), coverage=coverage)
 
 
 def _partial_panels(f: HierFacts) -> float:
@@ -299,7 +322,7 @@ def _result(c: HierClaim, k: int, exp: Exploration[Any, Event], b: HierBounds, l
     bounds = {**b.describe(), "panels": k, "arrivals g": list(b.demands or legal_demands(k)),
               "premise filter": "eq. 24 and eq. 25 on every state of the trajectory" if c.wcc else "none"}
     stats: dict[str, Any] = {"exploration": label, "sizes": [size_row(s) for s in exp.sizes],
-                             "premise met": out.premise_met}
+                             "premise met": out.premise_met, "coverage": dict(out.covered)}
     verdict, msg = explored_verdict(c.prop, out, exp, b.min_domains, _says(b, k))
     if out.finding is not None:
         return ClaimResult(cid, verdict, msg, bounds, stats, _record(c, k, b, out.finding))
