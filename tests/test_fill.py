@@ -9,6 +9,7 @@ import pytest
 
 from heuristics.gpu import fill
 from heuristics.gpu.node_list import GpuNode, NodeList
+from heuristics.gpu.placeholders import PlaceholderPolicy
 from heuristics.gpu.trace import TraceError
 from heuristics.gpu.trace_loaders import Pod, load_openb, load_openb_pods, openb_has_times
 from oracle.gpu.mixed_phi import ItemType, MixedProblem, mixed_bruteforce
@@ -89,9 +90,9 @@ def test_placeholders_decide_like_real_capacities(name):
                else (lambda f, n, g: (frag(f - g) - frag(f), f, n)))
         cluster = _cluster(caps)
         res = fill.run_fill(name, cluster, seq)
-        sched = fill.FillScheduler(name, cluster, {"demand_dist": p})
+        sched = PlaceholderPolicy(name, caps, None, None, {"demand_dist": p})
         for i, pod in enumerate(seq):
-            sched.arrive(fill.Job(i, pod.g, 1), None)
+            sched.arrive(fill.Job(i, pod.g, 1))
         assert (sched.used(), res.failed) == _reference(caps, gs, key), (caps, gs)
 
 
@@ -164,8 +165,6 @@ def test_simulate_fill_usage_errors(tmp_path, capsys):
     assert simulate_main([pods, "--format", "openb"]) == 2  # no cluster
     assert "--nodes-file PATH or --nodes N" in capsys.readouterr().err
     assert simulate_main([pods, "--format", "openb", "--nodes", "2", "--nodes-file", nodes]) == 2
-    assert simulate_main(["--nodes-file", nodes, "--schedulers", "best-fit"]) == 2  # mixed: fill only
-    assert "mixed capacities run in --mode fill only" in capsys.readouterr().err
 
 
 def test_simulate_timed_replay_takes_a_list_of_8gpu_nodes(tmp_path, capsys):

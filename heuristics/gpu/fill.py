@@ -13,13 +13,9 @@ Readings chosen (docs/heterogeneous.md):
   cluster's GPUs; without it every pod is submitted once. All schedulers see the same sequence.
 * **Whole-GPU pods only**; fractional, CPU-only and > 8-GPU pods are filtered and counted by the
   loader (``heuristics.gpu.trace_loaders.load_openb_pods``).
-* **Mixed capacities.** Every registered scheduler is written for N nodes of one capacity G. On a
-  mixed cluster a scheduler runs on N nodes of G = max capacity, node n holding a *placeholder*
-  instance of G − c_n GPUs that never leaves: free GPUs per node are then exactly the real
-  ones, so any rule that looks only at free GPUs per node (first/best/worst-fit, FGD's
-  fragmentation measure) decides exactly as on the real nodes. The placeholders are checked after
-  every placement: a scheduler that moves one (a migrating scheduler) is refused on a mixed
-  cluster. Metrics are computed on the real capacities, placeholders removed.
+* **Mixed capacities.** Every registered scheduler is written for N nodes of one capacity G; on a
+  mixed cluster it runs through placeholders (``heuristics.gpu.placeholders``, shared with the
+  event simulator): migrating schedulers are refused there, metrics read the real capacities.
 * **FGD's workload distribution.** A scheduler taking ``demand_dist`` (FGD and the node rules)
   gets the pod list's whole-GPU demand shares — FGD's "target workload" — unless given one;
   otherwise it would count the placeholders as workload.
@@ -32,10 +28,8 @@ Readings chosen (docs/heterogeneous.md):
   instances without a ``demand_dist`` option (MCG) counts the placeholders among them, and MCG's
   load-balance term reads a small node as a loaded 8-GPU node: on a mixed cluster its figures are
   those of that reading (on one capacity there is no placeholder).
-* **GPU models.** A pod with a ``gpu_spec`` may only use nodes of those models. For schedulers
-  whose state is a ``Placement`` the other nodes are filled with temporary placeholders for that
-  one arrival (the state goes through ``state_key``/``with_state``, which the policy protocol
-  defines as the whole scheduler state). Other schedulers are refused for such pods.
+* **GPU models.** A pod with a ``gpu_spec`` may only use nodes of those models: temporary
+  placeholders fill the other nodes for that one arrival (``heuristics.gpu.placeholders``).
 * **COMPASS** is defined for 8-GPU nodes (seeds/000 §3): it runs on the 8-GPU partition, with its
   shares measured against that partition's GPUs (said in every report).
 * **The exact bound** (:func:`bound_points`): for the first k submitted pods, the fewest requested
@@ -49,20 +43,17 @@ import itertools
 import random
 from bisect import bisect_right
 from dataclasses import dataclass
-from typing import Callable, Mapping, NamedTuple, Sequence
+from typing import Mapping, NamedTuple, Sequence
 
-from heuristics.gpu.cluster import Instance, Job, Placement
-from heuristics.gpu.compass import VARIANTS
+from heuristics.gpu.cluster import Job
 from heuristics.gpu.node_list import NodeList
-from heuristics.gpu.policy import Policy
-from heuristics.gpu.registry import make_policy, policy_options
+from heuristics.gpu.placeholders import PARTITION_ONLY, PlaceholderPolicy, placeholder_refusal, run_cluster
+from heuristics.gpu.registry import policy_options
 from heuristics.gpu.trace_loaders import Pod
 from oracle.gpu.mixed_phi import ItemType, fill_bound, node_is_partial, phi_star_mixed
 from oracle.result import Unproven
 
 ORDERS = ("shuffled", "file")
-# COMPASS-ABS (flat and hierarchical) is defined for 8-GPU nodes only (seeds/000 §3, Appendix D).
-PARTITION_ONLY = {**{f"compass-{v}": 8 for v in VARIANTS}, "hier-compass": 8}
 DEFAULT_TIME_LIMIT = 10.0
 
 
@@ -99,100 +90,13 @@ def demand_shares(pods: Sequence[Pod], capacity: int) -> tuple[float, ...]:
     return tuple(c / total for c in counts)
 
 
-def run_cluster(scheduler: str, cluster: NodeList) -> NodeList:
-    """The nodes ``scheduler`` runs on: the whole cluster, or its 8-GPU partition for COMPASS."""
-    cap = PARTITION_ONLY.get(scheduler)
-    return cluster if cap is None else cluster.partition(cap)
-
-
 def unsupported(scheduler: str, cluster: NodeList, sequence: Sequence[Pod]) -> str | None:
     """Why ``scheduler`` cannot run this fill (None when it can): placeholders — mixed capacities
-    or model-constrained pods — need a scheduler whose state is a placement."""
+    or model-constrained pods — need a non-migrating scheduler whose state is a placement."""
     nodes = run_cluster(scheduler, cluster)
     if not nodes.n_nodes:
         return f"the cluster has no {PARTITION_ONLY.get(scheduler)}-GPU node"
-    if nodes.is_uniform and all(p.models is None for p in sequence):
-        return None
-    if isinstance(make_policy(scheduler, 1, max(nodes.capacities)).state_key(), Placement):
-        return None
-    return "its state is not a placement, so it cannot take the placeholders that stand for " + (
-        "smaller nodes" if not nodes.is_uniform else "the nodes a model-constrained pod may not use")
-
-
-# ------------------------------------------------------------------------------ placeholders
-
-
-def _placeholder_id(n: int) -> int:
-    return -(n + 1)
-
-
-def _masked(key: Placement, ok: Callable[[int], bool], tag: int) -> Placement:
-    """``key`` plus, on every node where ``ok`` is False, a placeholder (id ``tag - n``) filling
-    its free GPUs."""
-    nodes = []
-    for n, node in enumerate(key.nodes):
-        free = key.capacity - sum(i.g for i in node)
-        if not ok(n) and free:
-            node = node + (Instance(tag - n, free),)
-        nodes.append(node)
-    return Placement(key.capacity, tuple(nodes))
-
-
-class FillScheduler:
-    """A registered scheduler on the nodes of ``cluster`` (placeholders on the smaller nodes)."""
-
-    def __init__(self, name: str, cluster: NodeList, opts: Mapping[str, object]) -> None:
-        self.name, self.cluster = name, cluster
-        self.capacities = cluster.capacities
-        self.top = max(self.capacities)
-        self.policy: Policy = make_policy(name, cluster.n_nodes, self.top, **dict(opts))
-        self.temp_tag = -(cluster.n_nodes + 1)  # temporary placeholders: ids below every fixed one
-        if not cluster.is_uniform:
-            key = Placement(self.top, tuple((Instance(_placeholder_id(n), self.top - c),) if c < self.top else ()
-                                            for n, c in enumerate(self.capacities)))
-            self.policy = self._with_state(key)
-
-    def _with_state(self, key: Placement) -> Policy:
-        self._placement()  # the policy's state must be a placement to take placeholders
-        return self.policy.with_state(key)
-
-    def _placement(self) -> Placement:
-        key = self.policy.state_key()
-        if not isinstance(key, Placement):
-            raise ValueError(f"{self.name}: its state is not a placement; it cannot run on mixed capacities "
-                             "or with model-constrained pods")
-        return key
-
-    def arrive(self, job: Job, allowed: Callable[[int], bool] | None) -> tuple[bool, int]:
-        """Submit ``job`` restricted to the nodes ``allowed`` accepts (None: any); (placed?, migrations)."""
-        if job.g > self.top:  # larger than every node: no scheduler can place it
-            return False, 0
-        observe = getattr(self.policy, "observe_submission", None)
-        if observe is not None:
-            observe(float(job.id), job)
-        if allowed is None:
-            res = self.policy.arrive(job)
-        else:
-            self.policy = self._with_state(_masked(self._placement(), allowed, self.temp_tag))
-            res = self.policy.arrive(job)
-            after = self._placement()
-            self.policy = self._with_state(Placement(after.capacity, tuple(
-                tuple(i for i in node if i.job > self.temp_tag) for node in after.nodes)))
-        if res.migrations and (not self.cluster.is_uniform or allowed is not None):
-            raise ValueError(f"{self.name} migrates instances; it cannot run with placeholders "
-                             "(mixed capacities or model-constrained pods)")
-        return res.ok, len(res.migrations)
-
-    def used(self) -> tuple[int, ...]:
-        """GPUs used by pods on each node (placeholders removed, and checked in place)."""
-        p = self.policy.placement()
-        out = []
-        for n, (node, c) in enumerate(zip(p.nodes, self.capacities)):
-            hold = [i for i in node if i.job < 0]
-            if c < self.top and hold != [Instance(_placeholder_id(n), self.top - c)]:
-                raise RuntimeError(f"{self.name}: the placeholder of node {n} was moved: {hold}")
-            out.append(sum(i.g for i in node if i.job >= 0))
-        return tuple(out)
+    return placeholder_refusal(scheduler, nodes.capacities, any(p.models is not None for p in sequence))
 
 
 # ------------------------------------------------------------------------------ one run
@@ -254,16 +158,18 @@ def run_fill(scheduler: str, cluster: NodeList, sequence: Sequence[Pod],
         options["demand_dist"] = demand_shares(sequence, max(nodes.capacities))
     if "max_hold" in takes and "max_hold" not in options:
         options["max_hold"] = 0.0
-    sched = FillScheduler(scheduler, nodes, options)
+    job_models = {i: p.models for i, p in enumerate(sequence) if p.models is not None}
+    sched = PlaceholderPolicy(scheduler, nodes.capacities, nodes.models, job_models, options)
     requested, allocated, failed = [], [], []
     req = alloc = moves = 0
     for i, pod in enumerate(sequence):
         req += pod.g
-        allowed = None if pod.models is None else _allowed(nodes, pod.models)
-        placed, m = sched.arrive(Job(i, pod.g, 1), allowed)
-        moves += m
-        alloc += pod.g if placed else 0
-        if not placed:
+        job = Job(i, pod.g, 1)
+        sched.observe_submission(float(i), job)
+        res = sched.arrive(job)
+        moves += len(res.migrations)
+        alloc += pod.g if res.ok else 0
+        if not res.ok:
             failed.append(i)
         requested.append(req)
         allocated.append(alloc)
@@ -272,18 +178,14 @@ def run_fill(scheduler: str, cluster: NodeList, sequence: Sequence[Pod],
                       tuple(allocated), tuple(failed), moves, end)
 
 
-def _allowed(nodes: NodeList, models: frozenset[str]) -> Callable[[int], bool]:
-    ok = [m in models for m in nodes.models]
-    return lambda n: ok[n]
-
-
-def _end_state(sched: FillScheduler, nodes: NodeList, time_limit: float) -> EndState:
+def _end_state(sched: PlaceholderPolicy, nodes: NodeList, time_limit: float) -> EndState:
     """Φπ of the final placement and the mixed Φ★ of the pods it holds (by demand, any model:
     with model sets the bound would need each pod's set; the final state ignores them)."""
+    sched.check_placeholders()
     used = sched.used()
     phi_pi = sum(node_is_partial(u, c) for u, c in zip(used, nodes.capacities))
-    p = sched.policy.placement()
-    counts = [0] * sched.top
+    p = sched.placement()
+    counts = [0] * sched.capacity
     for node in p.nodes:
         for inst in node:
             if inst.job >= 0:

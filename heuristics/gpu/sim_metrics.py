@@ -5,7 +5,8 @@ Every time average is an integral of the piecewise-constant series recorded by
 
 * Peak period, eq. (14): T_peak = {t | Q(t) ≠ ∅}, the times the wait queue is non-empty.
 * AFR, eq. (16): (1/|T_peak|) ∫_{T_peak} SIF(t) dt with SIF = (Φπ − Φ★)/N and the exact Φ★.
-* AGU, eq. (17): (1/|T_peak|) ∫_{T_peak} GU(t) dt, GU = used GPUs / (N·G).
+* AGU, eq. (17): (1/|T_peak|) ∫_{T_peak} GU(t) dt, GU = used GPUs / (N·G) — on a mixed cluster
+  used GPUs / the real GPU total Σ_n c_n (``SimConfig.gpus``). SIF divides by N, every node.
 * AJCT, eq. (15): mean over all M jobs of C_i = queueing + running + migration delay.
 
 Extras: mean queueing delay, migrations (instance moves) per job, time-averaged partial nodes and
@@ -71,7 +72,7 @@ def _integral(t: Sequence[float], values: Sequence[float], mask: Sequence[int] |
 def compute_metrics(result: SimResult) -> RunMetrics:
     """All metrics of one run (see the module docstring)."""
     s, cfg = result.series, result.config
-    n, cap = cfg.n_nodes, cfg.capacity
+    n, gpus = cfg.n_nodes, cfg.gpus
     notes: list[str] = []
     if result.status != "complete":
         notes.append(f"run {result.status}: {result.note}")
@@ -87,7 +88,7 @@ def compute_metrics(result: SimResult) -> RunMetrics:
     afr_num = _integral(s.t, sif, peak)
     if math.isnan(afr_num) and peak_time > 0:
         notes.append("Φ★ unknown (or not computed) during the peak period: AFR undefined")
-    agu_num = _integral(s.t, [u / (n * cap) for u in s.used_gpus], peak)
+    agu_num = _integral(s.t, [u / gpus for u in s.used_gpus], peak)
     afr, agu = (afr_num / peak_time, agu_num / peak_time) if peak_time > 0 else (math.nan, math.nan)
     nsif = [p - f for p, f in zip(s.partial, s.phi_star) if not math.isnan(f)]
 

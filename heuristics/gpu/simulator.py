@@ -48,6 +48,12 @@ admission), and ``prioritise(queue) -> jobs`` returns the waiting jobs in the or
 discipline should try them, before each scheduling pass (a reordering makes the whole queue
 fresh; anything but a permutation of the queue aborts the run).
 
+Mixed clusters (``SimConfig.capacities`` / ``node_models`` / ``job_models``; docs/heterogeneous.md):
+the policy runs through ``heuristics.gpu.placeholders.PlaceholderPolicy``; Φπ counts each node
+against its own capacity, used GPUs and the blocking test are over the real GPU total, Φ★ is the
+mixed one (:func:`mixed_phi_star`), jobs that can never run are refused (filter them with
+:func:`split_placeable`; :func:`on_node_list` builds a scheduler's config from a node list).
+
 Φπ and the empty-node count are read through the cheapest accessor a policy offers:
 ``occupancy() -> tuple`` (number of nodes at each used level 0..G), else ``partial_count()`` plus
 ``empty_count()`` (O(1) counters), else ``placement()`` (O(cluster)) — and only after events that
@@ -57,14 +63,20 @@ from __future__ import annotations
 
 import heapq
 import math
-from dataclasses import dataclass, field
-from typing import Callable, Iterable, NamedTuple, Protocol, Sequence
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from enum import Enum
+from typing import Callable, Iterable, Mapping, NamedTuple, Protocol, Sequence, TypeVar
 
 from heuristics.gpu.cluster import Gang, Job
+from heuristics.gpu.node_list import NodeList
+from heuristics.gpu.placeholders import (PARTITION_ONLY, PlaceholderError, PlaceholderPolicy, placeholder_refusal,
+                                         run_cluster)
 from heuristics.gpu.policy import Migration, Policy
 from heuristics.gpu.queueing import get_discipline
 from heuristics.gpu.registry import make_policy
 from heuristics.gpu.sizing import n_maxjob, wcc_holds
+from oracle.gpu.mixed_phi import ItemType
 
 COMPLETION, MIGRATION_DONE, ARRIVAL = 0, 1, 2  # heap priorities at equal times
 
@@ -99,6 +111,26 @@ class SimConfig:
     migration_cost: float = 8.0
     seed: int = 0
     policy_opts: tuple[tuple[str, object], ...] = ()
+    # A mixed cluster (docs/heterogeneous.md): node n has ``capacities[n]`` GPUs (then ``capacity``
+    # is their maximum) and model ``node_models[n]``; job j may only use the models
+    # ``dict(job_models)[j]``. All empty: ``n_nodes`` nodes of ``capacity`` GPUs, any job anywhere.
+    capacities: tuple[int, ...] = ()
+    node_models: tuple[str, ...] = ()
+    job_models: tuple[tuple[int, frozenset[str]], ...] = ()
+
+    @property
+    def is_mixed(self) -> bool:
+        """Node capacities differ or jobs are model-constrained: the run goes through placeholders."""
+        return bool(self.capacities) or bool(self.job_models)
+
+    @property
+    def node_capacities(self) -> tuple[int, ...]:
+        return self.capacities or (self.capacity,) * self.n_nodes
+
+    @property
+    def gpus(self) -> int:
+        """The cluster's real GPUs (the denominator of GU, eq. 17)."""
+        return sum(self.node_capacities)
 
 
 class JobRecord(NamedTuple):
@@ -215,6 +247,123 @@ def oracle_phi_star(counts: tuple[int, ...], n_nodes: int, capacity: int) -> flo
     return math.nan if value is None else float(value)
 
 
+def greedy_zero_partial(capacities: Sequence[int], counts: Sequence[int]) -> bool:
+    """Whether a greedy packing of ``counts`` (n_1..n_G, any model) into nodes of ``capacities``
+    leaves no node partial — then Φ★ = 0 is proven (Φ★ ≥ 0), with no solve. Node by node: the
+    largest free capacity not above the GPUs still to place, filled largest instance first."""
+    left = list(counts)
+    free = Counter(capacities)  # unused nodes by capacity
+    remaining = sum(g * c for g, c in enumerate(left, 1))
+    while remaining:
+        c = max((c for c in free if free[c] and c <= remaining), default=None)
+        if c is None:  # what is left is smaller than every free node: one stays partial
+            return False
+        g = max((g for g in range(1, min(c, len(left)) + 1) if left[g - 1]), default=0)
+        whole = min(free[c], left[g - 1] // (c // g), remaining // c) if g and c % g == 0 else 0
+        if whole:  # many nodes filled by the largest instances alone, at once
+            free[c] -= whole
+            left[g - 1] -= whole * (c // g)
+            remaining -= whole * c
+            continue
+        free[c] -= 1
+        room = c
+        for g in range(min(c, len(left)), 0, -1):
+            k = min(left[g - 1], room // g)
+            left[g - 1] -= k
+            room -= k * g
+        if room:
+            return False
+        remaining -= c
+    return True
+
+
+DemandKey = tuple  # a count vector n_1..n_G, or (counts, constrained (ItemType, count) pairs)
+
+
+def mixed_phi_star(config: SimConfig, time_limit: float = 10.0) -> Callable[[DemandKey], float]:
+    """Exact Φ★ of a mixed cluster per demand key (``oracle.gpu.mixed_phi``; each node partial
+    against its own capacity); NaN when the solve is not optimal. Without constrained jobs the
+    greedy certificate of :func:`greedy_zero_partial` answers first."""
+    from oracle.gpu.mixed_phi import phi_star_mixed  # late import, as oracle_phi_star
+    from oracle.result import Unproven
+
+    caps, models = config.node_capacities, config.node_models or None
+
+    def phi(key: DemandKey) -> float:
+        if not config.job_models:
+            if greedy_zero_partial(caps, key):
+                return 0.0
+            demand: dict[ItemType, int] | tuple[int, ...] = key
+        else:
+            counts, typed = key
+            demand = dict(typed)
+            for g, n in enumerate(counts, 1):
+                free = n - sum(c for t, c in typed if t.g == g)
+                if free:
+                    demand[ItemType(g)] = free
+        try:
+            value = phi_star_mixed(caps, demand, models, time_limit).proven_value("Φ★")
+        except Unproven:
+            return math.nan
+        return math.nan if value is None else float(value)
+    return phi
+
+
+class Unplaceable(Enum):
+    """Why a job can never run on a cluster, whatever runs it (counted, never dropped silently)."""
+
+    NO_MODEL = "gpu_spec matches no node"
+    TOO_BIG = "g exceeds every node's capacity"
+    TOO_WIDE = "more instances than the nodes can hold"
+
+
+def unplaceable(job: Gang, config: SimConfig) -> Unplaceable | None:
+    """Why ``job`` (w instances of g GPUs, at most one per node slot) never fits ``config``'s
+    nodes of its allowed models, or None."""
+    allowed = dict(config.job_models).get(job.id)
+    models = config.node_models or ("",) * config.n_nodes
+    caps = [c for c, m in zip(config.node_capacities, models) if allowed is None or m in allowed]
+    if not caps:
+        return Unplaceable.NO_MODEL
+    if job.g > max(caps):
+        return Unplaceable.TOO_BIG
+    return Unplaceable.TOO_WIDE if sum(c // job.g for c in caps) < job.w else None
+
+
+J = TypeVar("J", bound=Gang)
+
+
+def split_placeable(jobs: Sequence[J], config: SimConfig) -> tuple[list[J], dict[Unplaceable, int]]:
+    """The jobs that can run on ``config``'s cluster, and how many cannot, by reason."""
+    kept: list[J] = []
+    out: dict[Unplaceable, int] = {}
+    for j in jobs:
+        why = unplaceable(j, config)
+        if why is None:
+            kept.append(j)
+        else:
+            out[why] = out.get(why, 0) + 1
+    return kept, out
+
+
+def on_node_list(base: SimConfig, cluster: NodeList, job_models: Mapping[int, frozenset[str]],
+                 jobs: Sequence[J]) -> tuple[SimConfig, list[J], dict[Unplaceable, int]]:
+    """``base`` (its policy, queue, options) on its nodes of ``cluster`` (COMPASS: the 8-GPU
+    partition, ``placeholders.run_cluster``): the config, the jobs that can run there and how many
+    cannot, by reason. ValueError saying why the policy cannot run there."""
+    nodes = run_cluster(base.policy, cluster)
+    if not nodes.n_nodes:
+        raise ValueError(f"the cluster has no {PARTITION_ONLY.get(base.policy)}-GPU node")
+    jm = tuple((j.id, job_models[j.id]) for j in jobs if j.id in job_models)
+    why = placeholder_refusal(base.policy, nodes.capacities, bool(jm))
+    if why is not None:
+        raise ValueError(why)
+    cfg = replace(base, n_nodes=nodes.n_nodes, capacity=max(nodes.capacities), job_models=jm,
+                  capacities=() if nodes.is_uniform else nodes.capacities, node_models=nodes.models if jm else ())
+    kept, left_out = split_placeable(jobs, cfg)
+    return cfg, kept, left_out
+
+
 def validate_jobs(jobs: Sequence[SimJob], n_nodes: int, capacity: int, max_demand: int | None = None) -> None:
     """Raise ValueError naming the first job that cannot be simulated on this cluster.
 
@@ -253,7 +402,8 @@ def count_slot(job: Job, capacity: int) -> tuple[int, int]:
     return capacity - 1, job.w * (job.g // capacity)
 
 
-Observer = Callable[[float, Policy, dict[int, Job]], None]
+Scheduler = Policy | PlaceholderPolicy  # what the simulator drives (a registered policy, or one on mixed nodes)
+Observer = Callable[[float, Scheduler, dict[int, Job]], None]
 
 
 @dataclass
@@ -271,9 +421,10 @@ class _Recorder:
     capacity: int
     cols: dict[str, list] = field(default_factory=lambda: {c: [] for c in SERIES_COLUMNS[:-1]})
     counts: list = field(default_factory=list)
+    keys: list = field(default_factory=list)  # what Φ★ is computed of (the counts, or with model sets)
 
     def sample(self, t: float, partial_empty: tuple[int, int], counts: tuple[int, ...], gpus: int,
-               queue: list[Job], running: int, migrating: int) -> None:
+               queue: list[Job], running: int, migrating: int, key: DemandKey | None = None) -> None:
         used = sum(g * c for g, c in enumerate(counts, 1))
         idle = gpus - used
         head = queue[0] if queue else None
@@ -284,24 +435,29 @@ class _Recorder:
             for c in cols.values():
                 c.pop()
             self.counts.pop()
+            self.keys.pop()
         for name, v in zip(SERIES_COLUMNS, values):
             cols[name].append(v)
         self.counts.append(counts)
+        self.keys.append(counts if key is None else key)
 
-    def series(self, phi: Callable[[tuple[int, ...]], float] | None) -> tuple[Series, int]:
-        memo: dict[tuple[int, ...], float] = {}
+    def series(self, phi: Callable[[DemandKey], float] | None) -> tuple[Series, int]:
+        memo: dict[DemandKey, float] = {}
         if phi is not None:
-            for c in self.counts:
+            for c in self.keys:
                 if c not in memo:
                     memo[c] = phi(c)
-        phis = tuple(memo.get(c, math.nan) for c in self.counts)
+        phis = tuple(memo.get(c, math.nan) for c in self.keys)
         unknown = sum(1 for v in memo.values() if math.isnan(v))
         cols = {k: tuple(v) for k, v in self.cols.items()}
         return Series(counts=tuple(self.counts), phi_star=phis, **cols), unknown
 
 
-def node_counter(policy: Policy) -> Callable[[], tuple[int, int]]:
-    """A reader of (partial nodes Φπ, fully empty nodes) using the policy's cheapest accessor."""
+def node_counter(policy: Scheduler) -> Callable[[], tuple[int, int]]:
+    """A reader of (partial nodes Φπ, fully empty nodes) using the policy's cheapest accessor
+    (on a mixed cluster, each node against its own capacity: ``PlaceholderPolicy.partial_empty``)."""
+    if isinstance(policy, PlaceholderPolicy):
+        return policy.partial_empty
     if hasattr(policy, "occupancy"):
         def from_histogram() -> tuple[int, int]:
             occ = policy.occupancy()
@@ -317,15 +473,40 @@ def node_counter(policy: Policy) -> Callable[[], tuple[int, int]]:
     return from_placement
 
 
+def build_policy(config: SimConfig) -> Scheduler:
+    """``config.policy`` on ``config``'s cluster: through placeholders on a mixed one (ValueError
+    naming why a scheduler cannot run there)."""
+    if not config.is_mixed:
+        return make_policy(config.policy, config.n_nodes, config.capacity, **dict(config.policy_opts))
+    caps = config.node_capacities
+    if len(caps) != config.n_nodes or max(caps) != config.capacity:
+        raise ValueError(f"capacities: {len(caps)} nodes of at most {max(caps)} GPUs, config says "
+                         f"{config.n_nodes} of {config.capacity}")
+    if config.node_models and len(config.node_models) != config.n_nodes:
+        raise ValueError(f"node_models: {len(config.node_models)} entries for {config.n_nodes} nodes")
+    why = placeholder_refusal(config.policy, caps, bool(config.job_models))
+    if why is not None:
+        raise ValueError(f"{config.policy} cannot run on this cluster: {why}")
+    return PlaceholderPolicy(config.policy, caps, config.node_models or None, dict(config.job_models),
+                             dict(config.policy_opts))
+
+
 def simulate(jobs: Sequence[SimJob], config: SimConfig, *, phi_star: PhiStar | None = oracle_phi_star,
              observer: Observer | None = None) -> SimResult:
     """Replay ``jobs`` on a cluster run by ``config.policy``; see the module docstring.
 
     ``phi_star`` computes Φ★ per distinct instance-count vector after the run (None skips it:
-    Φ★ and SIF become NaN). ``observer(time, policy, running_jobs)`` is called after every event.
+    Φ★ and SIF become NaN); on a mixed cluster (``config.is_mixed``) Φ★ is always the mixed one
+    (:func:`mixed_phi_star`) and ``phi_star`` only says whether to compute it. A job that can
+    never run on a mixed cluster (:func:`unplaceable`) is a ValueError: filter with
+    :func:`split_placeable`. ``observer(time, policy, running_jobs)`` is called after every event.
     """
     cap, n_nodes = config.capacity, config.n_nodes
-    policy = make_policy(config.policy, n_nodes, cap, **dict(config.policy_opts))
+    policy = build_policy(config)
+    if config.is_mixed:
+        bad = next((j for j in jobs if unplaceable(j, config) is not None), None)
+        if bad is not None:
+            raise ValueError(f"job {bad.id}: {unplaceable(bad, config).value}")  # type: ignore[union-attr]
     validate_jobs(jobs, n_nodes, cap, getattr(policy, "max_demand", None))
     if config.charging not in CHARGING:
         raise ValueError(f"unknown migration charging {config.charging!r}; known: {', '.join(CHARGING)}")
@@ -351,6 +532,8 @@ def simulate(jobs: Sequence[SimJob], config: SimConfig, *, phi_star: PhiStar | N
     starts: dict[int, float] = {}
     done: dict[int, _Running] = {}
     counts = [0] * cap
+    job_models = dict(config.job_models)
+    typed: dict[ItemType, int] = {}  # running instances of model-constrained jobs, by type
     queue: list[Job] = []
     tried = 0  # queue[:tried] were refused by the current cluster state
     migrating = 0
@@ -405,6 +588,9 @@ def simulate(jobs: Sequence[SimJob], config: SimConfig, *, phi_star: PhiStar | N
         starts[job.id] = now
         index, amount = count_slot(job, cap)
         counts[index] += amount
+        if job.id in job_models:
+            t = ItemType(job.g, job_models[job.id])
+            typed[t] = typed.get(t, 0) + amount
         push(r.end, COMPLETION, job.id, 0)
         apply_migrations(res.migrations)
         return True
@@ -438,6 +624,9 @@ def simulate(jobs: Sequence[SimJob], config: SimConfig, *, phi_star: PhiStar | N
                 del running_jobs[jid]
                 index, amount = count_slot(r.job, cap)
                 counts[index] -= amount
+                if jid in job_models:
+                    t = ItemType(r.job.g, job_models[jid])
+                    typed[t] -= amount
                 done[jid] = r
                 tried = 0
                 changed = True
@@ -449,14 +638,18 @@ def simulate(jobs: Sequence[SimJob], config: SimConfig, *, phi_star: PhiStar | N
                 tried = len(queue)  # a discipline returns only when every waiting job was refused
             if changed:  # reading the policy may cost O(cluster): only when its state changed
                 nodes, changed = read_nodes(), False
-            rec.sample(now, nodes, tuple(counts), n_nodes * cap, queue, len(running), migrating)
+            key = (tuple(counts), tuple(sorted(((t, c) for t, c in typed.items() if c), key=_type_order))) \
+                if job_models else None
+            rec.sample(now, nodes, tuple(counts), config.gpus, queue, len(running), migrating, key)
             if observer is not None:
                 observer(now, policy, running_jobs)
+        if isinstance(policy, PlaceholderPolicy):
+            policy.check_placeholders()
         if queue:
             status = "stuck"
             note = (f"{len(queue)} job(s) never started: head job {queue[0].id} "
                     f"({queue[0].w}x{queue[0].g}) refused with an idle cluster")
-    except _PolicyError as e:
+    except (_PolicyError, PlaceholderError) as e:
         status, note = "aborted", f"t={now}: {e}"
 
     records = []
@@ -467,10 +660,17 @@ def simulate(jobs: Sequence[SimJob], config: SimConfig, *, phi_star: PhiStar | N
         records.append(JobRecord(j.id, j.g, j.w, float(j.submit), float(j.duration), start, end,
                                  ran.migrations if ran else 0, ran.migration_events if ran else 0,
                                  ran.delay if ran else 0.0))
-    phi = None if phi_star is None else (lambda c: phi_star(c, n_nodes, cap))
+    phi: Callable[[DemandKey], float] | None = None
+    if phi_star is not None:
+        phi = mixed_phi_star(config) if config.is_mixed else (lambda c: phi_star(c, n_nodes, cap))
     series, unknown = rec.series(phi)
     return SimResult(config, tuple(records), series, events, status, note, unknown, refusals,
                      departing_moves)
+
+
+def _type_order(item: tuple[ItemType, int]) -> tuple[int, list[str]]:
+    """A total order of constrained instance types (frozensets alone are only partially ordered)."""
+    return item[0].g, sorted(item[0].models or ())
 
 
 def reorder(queue: list[Job], tried: int, prioritise: Callable[[Sequence[Job]], Sequence[Job]]) -> int:

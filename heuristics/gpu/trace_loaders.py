@@ -323,6 +323,18 @@ def load_openb(path: str | Path) -> Trace:
     return _load_rowwise(path, OPENB_COLUMNS, _openb_row)
 
 
+def openb_job_models(path: str | Path) -> dict[int, frozenset[str]]:
+    """The ``gpu_spec`` model set of every job of ``load_openb(path)`` that has one, by job id
+    (the same rows kept, ids in the same (submit, line) order as :func:`build_trace`)."""
+    kept: list[tuple[float, int, frozenset[str] | None]] = []
+    for row in read_rows(path, OPENB_COLUMNS):
+        c = _openb_row(row, Counter())
+        if isinstance(c, Candidate):
+            kept.append((c.submit, c.line, _gpu_spec(row)))
+    kept.sort(key=lambda k: (k[0], k[1]))
+    return {i: m for i, (_, _, m) in enumerate(kept) if m is not None}
+
+
 # ---------------------------------------------------------------- openb pod lists as fill-mode pods
 # Both published shapes: the 11-column lists (times, ``gpu_spec``) and the 5-column ``multigpu*``
 # lists (``name,cpu_milli,memory_mib,num_gpu,gpu_milli``, no times).

@@ -29,7 +29,15 @@ cluster; ``--order shuffled|file``, ``--until U`` (draw the list again until U �
 are requested), ``--seed``. Default schedulers: best-fit, fgd, cafgd and mcg when registered,
 compass-literal (on the 8-GPU partition). Prints the table with the oracle's exact bound;
 ``--out DIR`` writes ``fill_curve.csv``, ``fill_bound.csv``, ``fill_summary.json`` (``--plot``:
-``fill.png``). ``--nodes-file`` with a timed replay needs one capacity (the event simulator's).
+``fill.png``) — ``proofs_check.cli.simulate_fill``.
+
+A timed replay with ``--nodes-file PATH`` (openb node list) runs on those nodes, mixed capacities
+and GPU models included (``heuristics.gpu.simulator.on_node_list``, docs/heterogeneous.md): the
+cluster line is printed, COMPASS variants run on the 8-GPU partition (said in a note; N is then the
+partition's), a scheduler that cannot run on mixed nodes (a migrating one: sifopt, fft, drr) is
+skipped with its reason, and jobs that can never run (g above every node, a ``gpu_spec`` matching
+no node) are left out and counted in a note. AGU is over the cluster's real GPUs, Φπ per node's
+own capacity, Φ★ by ``oracle.gpu.mixed_phi``.
 
 Exit codes: 0 every run completed; 1 some run did not complete (a policy refused a departure or
 left the queue stuck — shown in the status column); 2 bad usage or input (one line on stderr).
@@ -37,28 +45,29 @@ left the queue stuck — shown in the status column); 2 bad usage or input (one 
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import math
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence, TextIO
+from typing import Iterator, Sequence, TextIO
 
-from heuristics.gpu import fill
 from heuristics.gpu.cluster import G_DEFAULT
-from heuristics.gpu.node_list import NodeList, load_node_list, uniform_node_list
+from heuristics.gpu.fill import ORDERS
+from heuristics.gpu.node_list import load_node_list
 from heuristics.gpu.queueing import DISCIPLINES
 from heuristics.gpu.registry import make_policy, policy_names
 from heuristics.gpu.sim_metrics import RunMetrics, compute_metrics
-from heuristics.gpu.simulator import CHARGING, SERIES_COLUMNS, SimConfig, SimResult, simulate, validate_jobs
+from heuristics.gpu.placeholders import PARTITION_ONLY
+from heuristics.gpu.simulator import CHARGING, SERIES_COLUMNS, SimConfig, SimResult, on_node_list, simulate, validate_jobs
 from heuristics.gpu.sizing import cluster_size, day_window, window
 from heuristics.gpu.trace import Trace
 from heuristics.gpu.trace_gen import load_builtin
-from heuristics.gpu.trace_loaders import FORMATS, PodList, load_openb_pods, load_trace, openb_has_times
+from heuristics.gpu.trace_loaders import FORMATS, load_trace, openb_has_times, openb_job_models
 from proofs_check.cli.common import EXIT_OK, EXIT_VIOLATED, UsageError, make_parser, run, usage_on
+from proofs_check.cli.simulate_fill import FILL_SCHEDULERS, fill_main, write_csv
 from proofs_check.core.engine import Engine
 
 PROG = "simulate"
@@ -190,7 +199,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--mode", choices=("replay", "fill"), default=None,
                    help="replay a timed trace, or fill-until-full (default: by the file's shape)")
     p.add_argument("--nodes-file", default=None, help="openb node list: the cluster (mixed capacities)")
-    p.add_argument("--order", choices=fill.ORDERS, default="shuffled", help="fill: submission order")
+    p.add_argument("--order", choices=ORDERS, default="shuffled", help="fill: submission order")
     p.add_argument("--until", type=float, default=None, help="fill: submit until U x cluster GPUs requested")
     a = p.parse_args(argv)
     if a.format not in FORMATS:
@@ -245,71 +254,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return a
 
 
-FILL_SCHEDULERS = ("best-fit", "fgd", "cafgd", "mcg", "compass-literal")
-
-
-def fill_cluster(a: argparse.Namespace) -> NodeList:
-    if a.nodes_file is not None:
-        return load_node_list(a.nodes_file)
-    if a.nodes is None:
-        raise UsageError("--mode fill needs the cluster: --nodes-file PATH or --nodes N")
-    return uniform_node_list(a.nodes)
-
-
-def fill_main(a: argparse.Namespace) -> int:
-    """``--mode fill``: every scheduler on the same submission sequence, then the exact bound."""
-    if a.trace is None or a.format != "openb":
-        raise UsageError("--mode fill reads an openb pod list: give TRACE and --format openb")
-    pods: PodList = load_openb_pods(a.trace)
-    cluster = fill_cluster(a)
-    how = "detected: pod list without times" if a.detected else "--mode fill"
-    print(f"mode: fill-until-full ({how}); pods never leave, a pod that does not fit is skipped")
-    print(pods.report.summary().replace("jobs kept", "whole-GPU pods kept"))
-    print(cluster.summary())
-    until = None if a.until is None else int(a.until * cluster.total_gpus)
-    seq = fill.submission_sequence(pods.pods, a.order, a.seed, until)
-    print(f"submitted: {len(seq)} pods, {sum(p.g for p in seq)} GPUs, order {a.order}, seed {a.seed}")
-    results = []
-    for s in a.schedulers:
-        why = fill.unsupported(s, cluster, seq)
-        if why is not None and a.named:
-            raise UsageError(f"--schedulers: {s}: {why}")
-        if why is not None:
-            print(f"note: {s} skipped: {why}")
-            continue
-        if s in fill.PARTITION_ONLY:
-            print(f"note: {s} is defined for {fill.PARTITION_ONLY[s]}-GPU nodes: it runs on that partition "
-                  "and its shares are of the partition's GPUs")
-        with usage_on(ValueError, prefix=s):  # an option the scheduler rejects
-            results.append(fill.run_fill(s, cluster, seq, dict(a.policy_opts.get(s, ()))))
-    rows = [fill.result_row(r) for r in results]
-    clusters = {cluster.source: cluster, **{r.cluster: fill.run_cluster(r.scheduler, cluster) for r in results}}
-    bounds = {name: fill.bound_row(c, seq) for name, c in clusters.items()}
-    rows += [b[0]._replace(label=f"exact bound{'' if n == cluster.source else ' (part.)'}") for n, b in bounds.items()]
-    print(fill.render_table(rows))
-    if a.out is not None:
-        write_fill(Path(a.out), results, bounds, a)
-    return EXIT_OK
-
-
-def write_fill(out: Path, results: list[fill.FillResult], bounds: dict[str, tuple[fill.FillRow, list[fill.BoundPoint]]],
-               a: argparse.Namespace) -> None:
-    _write_csv(out / "fill_curve.csv", ("scheduler", "cluster", "k", "requested_share", "unallocated_share", "placed"),
-               ((r.scheduler, r.cluster, i + 1, r.share(req), r.unallocated_at(i), int(i not in set(r.failed)))
-                for r in results for i, req in enumerate(r.requested)))
-    _write_csv(out / "fill_bound.csv", ("cluster", "k", "requested_share", "min_unallocated_share"),
-               ((n, b.k, b.requested / row.gpus, "" if b.min_unallocated is None else b.min_unallocated / row.gpus)
-                for n, (row, pts) in bounds.items() for b in pts))
-    meta = {"trace": a.trace, "nodes_file": a.nodes_file, "order": a.order, "seed": a.seed, "until": a.until,
-            "rows": [r._asdict() for r in map(fill.result_row, results)] + [row._asdict() for row, _ in bounds.values()]}
-    (out / "fill_summary.json").write_text(json.dumps(meta, indent=1, default=str) + "\n")
-    print(f"results written to {out}/")
-    if a.plot:
-        from proofs_check.cli.plots import plot_fill
-
-        print(f"plot: {plot_fill(out)}")
-
-
 def load(a: argparse.Namespace) -> Trace:
     if a.trace is None:
         return load_builtin()
@@ -339,18 +283,43 @@ def plan(trace: Trace, a: argparse.Namespace) -> list[tuple[RunSpec, Trace]]:
     for day, w in windows(trace, a):
         for eta in a.eta:
             n = a.nodes if a.nodes is not None else cluster_size(w, eta)
-            with usage_on(ValueError):  # a job this cluster cannot host (only with --nodes)
-                validate_jobs(w.jobs, n, G_DEFAULT)
-            for s in a.schedulers:
-                why = build_error(s, n, a.policy_opts.get(s, ()))
+            setups = [(SimConfig(s, n, queue=a.queue, charging=a.charging, seed=a.seed,
+                                 policy_opts=a.policy_opts.get(s, ())), w) for s in a.schedulers]
+            if a.cluster is not None:
+                setups = mixed_setups(w, a)
+            else:
+                with usage_on(ValueError):  # a job this cluster cannot host (only with --nodes)
+                    validate_jobs(w.jobs, n, G_DEFAULT)
+            for cfg, _ in setups:
+                why = build_error(cfg.policy, cfg.n_nodes, cfg.policy_opts)
                 if why is not None:
-                    raise UsageError(f"scheduler {s} on N={n} nodes: {why}")
+                    raise UsageError(f"scheduler {cfg.policy} on N={cfg.n_nodes} nodes: {why}")
             for cost in a.migration_cost:
-                for s in a.schedulers:
-                    cfg = SimConfig(s, n, queue=a.queue, charging=a.charging, migration_cost=cost,
-                                    seed=a.seed, policy_opts=a.policy_opts.get(s, ()))
-                    runs.append((RunSpec(s, eta, cost, day, cfg), w))
+                for cfg, jobs in setups:
+                    runs.append((RunSpec(cfg.policy, eta, cost, day, replace(cfg, migration_cost=cost)), jobs))
     return runs
+
+
+def mixed_setups(w: Trace, a: argparse.Namespace) -> list[tuple[SimConfig, Trace]]:
+    """``--nodes-file``: each scheduler on its nodes of the list with the jobs that can run there
+    (``simulator.on_node_list``); notes (skipped schedulers, jobs left out) go to ``a.notes``."""
+    out = []
+    for s in a.schedulers:
+        base = SimConfig(s, 0, queue=a.queue, charging=a.charging, seed=a.seed, policy_opts=a.policy_opts.get(s, ()))
+        try:
+            cfg, kept, left_out = on_node_list(base, a.cluster, a.job_models, w.jobs)
+        except ValueError as e:
+            a.notes[f"{s} skipped: {e}"] = None
+            continue
+        if s in PARTITION_ONLY:
+            a.notes[f"{s} is defined for {PARTITION_ONLY[s]}-GPU nodes: it runs on that partition "
+                    f"({cfg.n_nodes} nodes, {cfg.gpus} GPUs; its N, AGU and SIF are the partition's)"] = None
+        for reason, k in left_out.items():
+            a.notes[f"{s}: {k} job(s) of {w.name} left out: {reason.value}"] = None
+        out.append((cfg, Trace(w.name, tuple(kept), w.report)))
+    if not out:
+        raise UsageError(f"--nodes-file {a.nodes_file}: no scheduler can run on this cluster")
+    return out
 
 
 def run_one(spec: RunSpec, trace: Trace) -> RunOutcome:
@@ -433,28 +402,20 @@ def summary_row(o: RunOutcome) -> dict[str, object]:
             **o.metrics.as_row()}
 
 
-def _write_csv(path: Path, header: Sequence[str], rows: Iterable[Sequence[object]]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(header)
-        w.writerows(rows)
-
-
 def write_outputs(out: Path, trace: Trace, outcomes: list[RunOutcome]) -> None:
     rows = [summary_row(o) for o in outcomes]
-    _write_csv(out / "summary.csv", list(rows[0]), [list(r.values()) for r in rows])
+    write_csv(out / "summary.csv", list(rows[0]), [list(r.values()) for r in rows])
     report = trace.report
     meta = {"trace": trace.name, "load_report": {**asdict(report), "summary": report.summary()},
             "runs": rows}
     (out / "summary.json").write_text(json.dumps(meta, indent=1, default=str) + "\n")
     for o in outcomes:
-        n, cap = o.spec.config.n_nodes, o.spec.config.capacity
-        _write_csv(out / "jobs" / f"{o.spec.run_id}.csv", JOB_COLUMNS,
+        gpus = o.spec.config.gpus
+        write_csv(out / "jobs" / f"{o.spec.run_id}.csv", JOB_COLUMNS,
                    ([*r[:7], r.queueing, r.jct, *r[7:]] for r in o.result.jobs))
         s = o.result.series
-        _write_csv(out / "series" / f"{o.spec.run_id}.csv", (*SERIES_COLUMNS, "n_sif", "utilisation"),
-                   ((*row, row[1] - row[-1], row[3] / (n * cap)) for row in s.rows()))
+        write_csv(out / "series" / f"{o.spec.run_id}.csv", (*SERIES_COLUMNS, "n_sif", "utilisation"),
+                   ((*row, row[1] - row[-1], row[3] / gpus) for row in s.rows()))
 
 
 def run_all(runs: list[tuple[RunSpec, Trace]], a: argparse.Namespace) -> list[RunOutcome]:
@@ -476,17 +437,21 @@ def _main(argv: Sequence[str] | None) -> int:
     a = parse_args(argv)
     if a.mode == "fill":
         return fill_main(a)
+    a.cluster, a.job_models, a.notes = None, {}, {}
     if a.nodes_file is not None:
-        nodes = load_node_list(a.nodes_file)
-        if not nodes.is_uniform or nodes.capacities[0] != G_DEFAULT:
-            raise UsageError(f"--nodes-file {a.nodes_file}: mixed capacities run in --mode fill only; "
-                             f"a timed replay needs {G_DEFAULT}-GPU nodes (the event simulator's one capacity)")
-        a.nodes = nodes.n_nodes
+        a.cluster = load_node_list(a.nodes_file)
+        a.nodes = a.cluster.n_nodes
+        if a.trace is not None and a.format == "openb":
+            a.job_models = openb_job_models(a.trace)
     trace = load(a)
     runs = plan(trace, a)
     for name, why in a.skipped:
         print(f"{PROG}: note: {name} skipped ({why}); name it with its options to run it", file=sys.stderr)
     print(trace.report.summary())
+    if a.cluster is not None:
+        print(a.cluster.summary())
+    for note in a.notes:
+        print(f"note: {note}")
     outcomes = run_all(runs, a)
     print_table(outcomes)
     if a.out is not None:

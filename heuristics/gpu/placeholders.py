@@ -1,0 +1,166 @@
+"""A single-capacity scheduler on nodes of mixed capacities and GPU models (docs/heterogeneous.md).
+
+Every registered scheduler is written for N nodes of one capacity G. On a mixed cluster it runs on
+N nodes of G = max capacity, node n holding a *placeholder* instance of G − c_n GPUs (job id
+−(n+1)) that never leaves: free GPUs per node are then exactly the real ones, so any rule that
+reads only the free GPUs of each node (first/best/worst-fit, FGD's fragmentation measure) decides
+exactly as on the real nodes. A job restricted to some GPU models (openb ``gpu_spec``) arrives
+with *temporary* placeholders filling every node of another model, removed right after (the state
+goes through ``state_key``/``with_state``, which the policy protocol defines as the whole
+scheduler state — a scheduler's extra inputs outside it, e.g. CAFGD's demand windows, are reset
+by that round trip).
+
+Refused (:func:`placeholder_refusal`): a scheduler that migrates running instances (the built-in
+migrating table, or SIFOpt/FFT/DRR's repacking) — it would move placeholders; a scheduler whose
+state is not a ``Placement`` (COMPASS's ``AbsView``) — it cannot take them. Every event's
+migrations are checked: a placeholder that moves anyway is an error. Metrics read the real
+capacities, placeholders removed (:meth:`PlaceholderPolicy.used`); ``check_placeholders`` verifies
+them at the end of a run.
+"""
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+from heuristics.gpu.cluster import Instance, Job, Placement
+from heuristics.gpu.compass import VARIANTS
+from heuristics.gpu.node_list import NodeList
+from heuristics.gpu.policy import EventResult, Policy
+from heuristics.gpu.registry import make_policy, policy_migrates
+from heuristics.gpu.sifopt import RepackingPolicy
+
+
+# COMPASS-ABS (flat and hierarchical) is defined for 8-GPU nodes only (seeds/000 §3, Appendix D).
+PARTITION_ONLY = {**{f"compass-{v}": 8 for v in VARIANTS}, "hier-compass": 8}
+
+
+def run_cluster(scheduler: str, cluster: NodeList) -> NodeList:
+    """The nodes ``scheduler`` runs on: the whole cluster, or its 8-GPU partition for COMPASS."""
+    cap = PARTITION_ONLY.get(scheduler)
+    return cluster if cap is None else cluster.partition(cap)
+
+
+def placeholder_refusal(name: str, capacities: Sequence[int], constrained: bool) -> str | None:
+    """Why ``name`` cannot run on nodes of ``capacities`` (with model-constrained jobs when
+    ``constrained``); None when it can (always on one capacity without constraints)."""
+    uniform = len(set(capacities)) <= 1
+    if uniform and not constrained:
+        return None
+    need = "smaller nodes" if not uniform else "the nodes a model-constrained job may not use"
+    policy = make_policy(name, 1, max(capacities))
+    if not isinstance(policy.state_key(), Placement):
+        return f"its state is not a placement, so it cannot take the placeholders that stand for {need}"
+    if policy_migrates(name, policy) or isinstance(policy, RepackingPolicy):
+        return f"it migrates running instances, so it would move the placeholders that stand for {need}"
+    return None
+
+
+class PlaceholderError(RuntimeError):
+    """A scheduler moved a placeholder (it must have been refused by ``placeholder_refusal``)."""
+
+
+class PlaceholderPolicy:
+    """Policy ``name`` on nodes of ``capacities`` / ``models`` (module docstring); a job whose id is
+    in ``job_models`` may only use nodes of those models. Offers the simulator's optional hooks
+    (``tick``, ``observe_submission``, ``prioritise``) by delegating to the wrapped scheduler."""
+
+    def __init__(self, name: str, capacities: Sequence[int], models: Sequence[str] | None = None,
+                 job_models: Mapping[int, frozenset[str]] | None = None,
+                 opts: Mapping[str, object] | None = None) -> None:
+        self.name = name
+        self.capacities = tuple(capacities)
+        self.models = tuple(models) if models is not None else ("",) * len(self.capacities)
+        self.job_models = dict(job_models or {})
+        self.n_nodes = len(self.capacities)
+        self.capacity = max(self.capacities)
+        self.policy: Policy = make_policy(name, self.n_nodes, self.capacity, **dict(opts or {}))
+        self._temp_tag = -(self.n_nodes + 1)  # temporary placeholders: ids below every fixed one
+        self._fixed = tuple(() if c == self.capacity else (Instance(-(n + 1), self.capacity - c),)
+                            for n, c in enumerate(self.capacities))
+        self._held = tuple(self.capacity - c for c in self.capacities)
+        if any(self._fixed):
+            self.policy = self._with_state(Placement(self.capacity, self._fixed))
+
+    def _with_state(self, key: Placement) -> Policy:
+        if not isinstance(self.policy.state_key(), Placement):
+            raise ValueError(f"{self.name}: its state is not a placement; it cannot take placeholders")
+        return self.policy.with_state(key)
+
+    def _masked(self, allowed: frozenset[str]) -> Placement:
+        """The state plus, on every node of another model, a temporary placeholder filling it."""
+        key = self.policy.state_key()
+        assert isinstance(key, Placement)
+        nodes = []
+        for n, node in enumerate(key.nodes):
+            free = key.capacity - sum(i.g for i in node)
+            if self.models[n] not in allowed and free:
+                node = node + (Instance(self._temp_tag - n, free),)
+            nodes.append(node)
+        return Placement(key.capacity, tuple(nodes))
+
+    @staticmethod
+    def _checked(res: EventResult) -> EventResult:
+        moved = [m for m in res.migrations if m.job < 0]
+        if moved:
+            raise PlaceholderError(f"a placeholder was moved: {moved[0]}")
+        return res
+
+    # -- Policy protocol (what the simulator and the fill runs use) -----------------------------
+    def arrive(self, job: Job) -> EventResult:
+        if job.g > self.capacity:  # larger than every node: no scheduler can place it
+            return EventResult.refused(f"job {job.id}: g={job.g} exceeds every node's capacity")
+        allowed = self.job_models.get(job.id)
+        if allowed is None:
+            return self._checked(self.policy.arrive(job))
+        self.policy = self._with_state(self._masked(allowed))
+        res = self.policy.arrive(job)
+        after = self.policy.state_key()
+        assert isinstance(after, Placement)
+        self.policy = self._with_state(Placement(after.capacity, tuple(
+            tuple(i for i in node if i.job > self._temp_tag) for node in after.nodes)))
+        return self._checked(res)
+
+    def depart(self, job_id: int) -> EventResult:
+        return self._checked(self.policy.depart(job_id))
+
+    def placement(self) -> Placement:
+        """The wrapped scheduler's placement (on ``capacity`` GPUs per node, placeholders included)."""
+        return self.policy.placement()
+
+    def running(self) -> dict[int, Job]:
+        return {j: job for j, job in self.policy.running().items() if j >= 0}
+
+    # -- optional hooks of the simulator --------------------------------------------------------
+    def tick(self, now: float) -> EventResult:
+        tick = getattr(self.policy, "tick", None)
+        return EventResult.applied() if tick is None else self._checked(tick(now))
+
+    def observe_submission(self, now: float, job: Job) -> None:
+        observe = getattr(self.policy, "observe_submission", None)
+        if observe is not None:
+            observe(now, job)
+
+    def prioritise(self, queue: Sequence[Job]) -> Sequence[Job]:
+        prioritise = getattr(self.policy, "prioritise", None)
+        return queue if prioritise is None else prioritise(queue)
+
+    # -- real capacities ------------------------------------------------------------------------
+    def used(self) -> tuple[int, ...]:
+        """GPUs used by real instances on each node: its GPUs in use minus its placeholder (which
+        only a reported migration could move, and every event's migrations are checked)."""
+        return tuple(sum(i.g for i in node) - ph for node, ph in zip(self.placement().nodes, self._held))
+
+    def check_placeholders(self) -> None:
+        """PlaceholderError unless every node still holds exactly its own placeholder."""
+        for node, fixed in zip(self.placement().nodes, self._fixed):
+            if tuple(i for i in node if i.job < 0) != fixed:
+                raise PlaceholderError(f"{self.name}: a node's placeholder changed: {node}")
+
+    def partial_empty(self) -> tuple[int, int]:
+        """(partial nodes Φπ, empty nodes), each node against its own capacity."""
+        partial = empty = 0
+        for u, c in zip(self.used(), self.capacities):
+            if u == 0:
+                empty += 1
+            elif u < c:
+                partial += 1
+        return partial, empty
