@@ -104,7 +104,8 @@ def test_a_class_missing_protocol_methods_is_one_line_exit_2(capsys):
 @pytest.mark.parametrize("argv,needle", [
     (["--policy", "nope"], "unknown policy 'nope'"),
     (["--policy", "no_such_module:X"], "cannot import module 'no_such_module'"),
-    (["--policy", "hier-compass"], "hier-compass is hierarchical"),
+    (["--policy", "hier-compass", "--max-nodes", "all"], "are for flat schedulers"),
+    (["--policy", "best-fit", "--policy-opt", "hier-compass:panels_per_domain=2"], "options of hier-compass only"),
     (["--claim", "policy.valid"], "give --policy NAME"),
     (["--policy", "best-fit", "--claim", "thm1"], "is a COMPASS claim"),
     (["--policy", "best-fit", "--bound", "2/N"], "an integer k"),

@@ -16,6 +16,12 @@ Readings chosen (the paper gives one sentence per baseline):
 
 * Node choice is made per instance, with the cluster state updated after each instance.
 * Ties are broken by the lowest node index (first-fit's rule), so every policy is deterministic.
+  With a chooser in ``ties`` (``heuristics.gpu.ties``, issue 13) every tie is a choice instead:
+  for each instance, every node whose score equals the least one (up to float rounding: scores
+  are rational, computed in floats), in the order of the default tie-breaks (option 0 = the node
+  the default picks). A rule's score is its key without its trailing tie-breaks (``TIE_BREAKS``):
+  best-fit's free GPUs, worst-fit's −free, FGD's ΔF (fewer free GPUs and the node index are our
+  tie-breaks, not FGD's); first-fit's lowest index is its rule, so it has no ties.
 * best-fit: the node with the fewest free GPUs that still fit the instance (leaves the fewest idle
   GPUs, as §7 describes GFS/ElasticFlow/Synergy). worst-fit: the most free GPUs.
 * FGD, whole-GPU version. FGD's node fragmentation for a task m is the GPU capacity of the node that
@@ -36,11 +42,13 @@ succeeds, because each placement lowers that sum by exactly one.
 """
 from __future__ import annotations
 
+import math
 from bisect import insort
 from typing import Callable, Sequence
 
 from heuristics.gpu.cluster import Instance, Job, Placement, check_job_shape
 from heuristics.gpu.policy import EventResult, StateKey
+from heuristics.gpu.ties import Chooser, pick
 
 # A node rule ranks a candidate bucket: (free GPUs f, lowest node index in that bucket, demand g,
 # demand distribution p) -> sort key; the bucket with the smallest key receives the instance.
@@ -104,6 +112,13 @@ RULES: dict[str, NodeRule] = {
     "worst-fit": _worst_fit,
     "fgd": _fgd,
 }
+# How many trailing elements of each rule's key only break ties (the rest is the score).
+TIE_BREAKS: dict[str, int] = {"first-fit": 0, "best-fit": 1, "worst-fit": 1, "fgd": 2}
+
+
+def same_score(a: tuple, b: tuple) -> bool:
+    """Equal scores, up to the rounding of the float arithmetic that computes them."""
+    return all(math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-12) for x, y in zip(a, b))
 
 
 class NodeRulePolicy:
@@ -123,6 +138,8 @@ class NodeRulePolicy:
         self.n_nodes = n_nodes
         self.capacity = capacity
         self._rule = RULES[rule]
+        self._tie_breaks = TIE_BREAKS[rule]
+        self.ties: Chooser | None = None  # None: every tie to the lowest node index (module docstring)
         self._fixed_dist = tuple(demand_dist) if demand_dist is not None else None
         self._nodes: list[list[Instance]] = [[] for _ in range(n_nodes)]
         self._free = [capacity] * n_nodes
@@ -143,8 +160,9 @@ class NodeRulePolicy:
                                           f"of {job.g} GPUs, cluster offers {room}")
         p = self._dist(job)
         hosts = []
-        for _ in range(job.w):
-            n = self._choose(job.g, p)
+        for i in range(job.w):
+            n = self._choose(job.g, p) if self.ties is None else pick(
+                self.ties, f"{self.name}: node of least score, instance {i + 1} of {job.w}", self._tied(job.g, p))
             self._move(n, -job.g)
             self._nodes[n].append(Instance(job.id, job.g))
             hosts.append(n)
@@ -227,6 +245,21 @@ class NodeRulePolicy:
                 if best_key is None or key < best_key:
                     best_key, best_node = key, bucket[0]
         return best_node
+
+    def _tied(self, g: int, p: Sequence[float]) -> list[int]:
+        """The nodes that fit an instance of ``g`` GPUs with the least score, ordered by the full
+        key (so the first is ``_choose``'s pick), one per distinct node content: two nodes holding
+        the same instances are swapped by an automorphism of the state, and every later tie is a
+        choice too, so which of them is taken changes no behaviour up to renaming (as COMPASS's
+        "any empty node"); this keeps ``--ties all`` from branching over every empty node."""
+        keyed = sorted((self._rule(f, n, g, p), n) for f in range(g, self.capacity + 1) for n in self._buckets[f])
+        best = keyed[0][0]
+        cut = len(best) - self._tie_breaks
+        out: dict[tuple[Instance, ...], int] = {}
+        for key, n in keyed:
+            if same_score(key[:cut], best[:cut]):
+                out.setdefault(tuple(sorted(self._nodes[n])), n)
+        return list(out.values())
 
     def _move(self, n: int, delta_free: int) -> None:
         f = self._free[n]

@@ -35,6 +35,10 @@ ours and docs/baselines_cafgd_mcg.md lists them with the alternatives.
    clock (no ``tick``: ``verify``) every job counts as just submitted, so holding depends on the
    placement alone and ``state_key`` (the placement) stays the whole decision state.
 
+Ties (``ties``, issue 13) are FGD's: every node of least ΔF for each instance (``NodeRulePolicy``).
+The hold test reads the gradient along the default choices (``greedy_gradient``), as COMPASS's
+repaired reserve does: the threshold is part of the admission rule, not of a placement.
+
 The windows, the clock and the submission times are inputs from the simulator, not part of
 ``state_key``: like FFT's and DRR's round clock (``heuristics.gpu.repack_baselines``), they make
 the simulated scheduler differ from the explored one only through ``tick``/``observe_submission``.

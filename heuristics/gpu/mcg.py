@@ -34,6 +34,10 @@ are ours and docs/baselines_cafgd_mcg.md lists them with the alternatives.
    fragmenting job first); jobs that do not fit now go last; ties keep submission order. The
    queue discipline (FIFO by default) then runs on that order, so the head is the least
    fragmenting job that fits. Priorities are recomputed once per scheduling pass.
+
+Ties (``ties``, issue 13): every node of least S for each instance is a choice (fewer free GPUs and
+the node index are our tie-breaks; ``NodeRulePolicy``). The priority reads the gradient along the
+default choices (``greedy_gradient``).
 """
 from __future__ import annotations
 

@@ -10,7 +10,8 @@ With ``--policy`` the default bounds are smaller than the COMPASS claims' (every
 g = 1..8 may arrive, and a general scheduler has no ABS structure to keep the state space small):
 N = 1..3, depth 6, ≤ 3 concurrent jobs, w ≤ 3; any of ``--max-nodes`` / ``--depth`` /
 ``--max-jobs`` / ``--max-w`` given on the command line wins. ``--bound k`` is the policy.sif bound
-Φπ − Φ★ ≤ k (an integer; default 2, i.e. SIF ≤ 2/N).
+Φπ − Φ★ ≤ k (an integer; default 2, i.e. SIF ≤ 2/N). ``--ties all`` explores every legal choice
+at the scheduler's tie points; a scheduler without a ``ties`` attribute is a usage error (exit 2).
 """
 from __future__ import annotations
 
@@ -21,7 +22,9 @@ from typing import Any
 from heuristics.gpu.registry import policy_names
 from proofs_check.catalogue import resolve
 from proofs_check.cli.common import UsageError, usage_on
+from proofs_check.gpu import hier_policy
 from proofs_check.gpu.flat_claims import ALL_G, Bounds, every_n_bounds
+from proofs_check.gpu.policy_checks import require_ties
 from proofs_check.gpu.policy_claims import CLAIM_IDS, MEASURE_SIF, PolicyError, PolicyParams, PolicyTarget, owns
 
 POLICY_BOUNDS: dict[str, Any] = {"max_nodes": 3, "depth": 6, "max_jobs": 3, "max_w": 3}
@@ -43,7 +46,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="policy.admission: judge a refusal against the free GPUs (free) or a full repack of the "
                         "cluster (repack); auto: repack for schedulers that migrate (default)")
     g.add_argument("--demands", metavar="G,G,...", default=None,
-                   help="policy.*: the job demands g that may arrive (default 1..8)")
+                   help="policy.*: the job demands g that may arrive (default 1..8; hier-compass: 1..8 and 8p)")
+    g.add_argument("--policy-opt", action="append", default=[], metavar="hier-compass:KEY=VALUE",
+                   help="an option of hier-compass, e.g. hier-compass:panels_per_domain=2 (K, default "
+                        f"{hier_policy.DEFAULT_K}; sizes are then D = 1..--max-nodes domains); repeatable")
 
 
 def list_policies() -> int:
@@ -88,9 +94,13 @@ def without_policy(ids: list[str]) -> list[str]:
 def bounds(args: argparse.Namespace, argv: list[str], given: Bounds) -> Bounds:
     """The policy defaults for every search bound not given on the command line."""
     out = given
+    defaults = hier_policy.default_bounds(args.policy_opt) if args.policy == hier_policy.NAME else POLICY_BOUNDS
     for field, flag in FLAGS.items():
         if not any(a == flag or a.startswith(flag + "=") for a in argv):
-            out = replace(out, **{field: POLICY_BOUNDS[field]})
+            out = replace(out, **{field: defaults[field]})
+    if args.policy == hier_policy.NAME and (out.every_n or out.ties == "all" or args.plot):
+        raise UsageError(f"--max-nodes all, --ties all and --plot are for flat schedulers; {hier_policy.NAME} is "
+                         f"checked on D = 1..--max-nodes domains")
     if out.every_n:  # the cutoff's cap follows the policy's job and width bounds
         out = every_n_bounds(out)
     if out.min_nodes > out.max_nodes:
@@ -102,7 +112,14 @@ def target_and_params(args: argparse.Namespace) -> tuple[PolicyTarget, PolicyPar
     """The scheduler (built and protocol-checked once: a gap is one line, exit 2) and the claims'
     parameters from the flags."""
     with usage_on(PolicyError, ValueError):
-        target = PolicyTarget.named(args.policy)
+        target = hier_policy.hier_target(hier_policy.parse_opts(args.policy_opt)) if args.policy == hier_policy.NAME \
+            else PolicyTarget.named(args.policy)
+        if args.policy_opt and args.policy != hier_policy.NAME:
+            raise PolicyError(f"--policy-opt: verify takes options of {hier_policy.NAME} only")
+        if args.policy == hier_policy.NAME and args.random:
+            raise PolicyError(f"--random: sampling is for flat schedulers; {hier_policy.NAME} is checked exhaustively")
+        if args.ties == "all":
+            require_ties(target)
     try:
         k = int(args.bound)
     except ValueError:

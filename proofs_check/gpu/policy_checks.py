@@ -15,13 +15,14 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any, Callable, Hashable
 
 from heuristics.gpu.abs_space import AbsView, view_placement
 from heuristics.gpu.cluster import G_DEFAULT, Job, Placement, placement_violations
 from heuristics.gpu.policy import Migration, Policy
 from heuristics.gpu.policy import Outcome as PolicyOutcome
 from heuristics.gpu.registry import load_factory, make_policy, policy_migrates, policy_names, protocol_gaps
+from heuristics.gpu.ties import Script
 from oracle.gpu.phi_star import min_nodes
 from oracle.result import Status
 from proofs_check.core.model import Numbers, Outcome, Step, Undecided
@@ -156,11 +157,24 @@ class PolicyCheckModel(PolicyModel):
     carrying :class:`Detail` (so refusals can be judged), and an exception from the scheduler is
     an operator failure naming it (so a crash is a counterexample, not a crash of ``verify``)."""
 
-    def step(self, s: FlatState, a: Event) -> Step[FlatState, Event]:
+    def _result_key(self, st: Step[FlatState, Event]) -> Hashable:
+        d: Detail = st.detail
+        changed = None if d.changed_to is None else self.canon(d.changed_to)
+        return self.canon(st.state), len(d.migrations), d.refused, changed
+
+    def _run(self, s: FlatState, a: Event, ties: Script | None) -> Step[FlatState, Event]:
+        # ``PolicyModel.step`` / ``_every_tie`` call this: the event with ``ties`` answering the
+        # scheduler's tie points (``--ties all``, a replayed event's choices), or the default ties.
         what = f"arrive(J{a.job}, g={a.g}, w={a.w})" if a.arrive else f"depart(J{a.job})"
         try:
             pol = self.proto.with_state(s)
+            if ties is not None:
+                if not hasattr(pol, "ties"):
+                    raise PolicyError(no_ties(pol))
+                pol.ties = ties
             res = pol.arrive(Job(a.job, a.g, a.w)) if a.arrive else pol.depart(a.job)
+        except PolicyError:
+            raise
         except Exception as e:
             return Step(s, a, Outcome.FAILED, s, Detail(), f"{what} raised {type(e).__name__}: {e}")
         if res.outcome is PolicyOutcome.FAILED:
@@ -179,6 +193,18 @@ class PolicyCheckModel(PolicyModel):
             return self.canon(s)
         except Exception:  # a malformed state (policy.valid reports it) is its own representative
             return s
+
+
+def no_ties(pol: Policy) -> str:
+    return (f"--ties all: policy {pol.name!r} ({type(pol).__name__}) exposes no tie points: it has no `ties` "
+            f"attribute (a heuristics.gpu.ties.Chooser it asks at each tie; docs/policies.md)")
+
+
+def require_ties(target: PolicyTarget) -> None:
+    """PolicyError (one line) unless the scheduler exposes its tie points (``--ties all``)."""
+    pol = target.factory(1)
+    if not hasattr(pol, "ties"):
+        raise PolicyError(no_ties(pol))
 
 
 def detail(st: Step[FlatState, Event]) -> Detail:

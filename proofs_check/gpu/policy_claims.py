@@ -57,6 +57,7 @@ from proofs_check.gpu.cutoff import Cutoff, EveryN, every_n_measure, every_n_res
 from proofs_check.gpu.events import Event, FlatState, is_arrival
 from proofs_check.gpu.facts import Facts, sif_numbers
 from proofs_check.gpu.flat_claims import SAMPLE_MAX_W, Bounds
+from proofs_check.gpu import hier_policy
 from proofs_check.gpu.policy_checks import (
     HIER_HINT,
     Admission,
@@ -76,6 +77,7 @@ from proofs_check.gpu.policy_checks import (
     moved_score,
     never,
     phi_pi_score,
+    require_ties,
     spec_label,
 )
 from proofs_check.gpu.policy_model import EventBounds, flat_key
@@ -149,9 +151,14 @@ def _property_text(cid: str, params: PolicyParams) -> str:
 # --------------------------------------------------------------------------- running
 def _models(target: PolicyTarget, bounds: Bounds, params: PolicyParams,
             sizes: Iterable[int] | None = None) -> Iterable[PolicyCheckModel]:
-    events = EventBounds(params.demands, bounds.max_jobs, bounds.max_w)
-    for n in sizes if sizes is not None else range(bounds.min_nodes, bounds.max_nodes + 1):
-        yield PolicyCheckModel(target.factory, n, events)
+    """One model per N; with ``--ties all`` each event under every legal choice at the scheduler's
+    tie points (PolicyError when it exposes none)."""
+    all_ties = bounds.ties == "all"
+    if all_ties:
+        require_ties(target)
+    events = EventBounds(params.demands, bounds.max_jobs, bounds.max_w, all_ties)
+    ns = sizes if sizes is not None else range(bounds.min_nodes, bounds.max_nodes + 1)
+    return (PolicyCheckModel(target.factory, n, events) for n in ns)
 
 
 def _cutoff(target: PolicyTarget, bounds: Bounds, params: PolicyParams, deadline: float | None,
@@ -165,8 +172,9 @@ def _cutoff(target: PolicyTarget, bounds: Bounds, params: PolicyParams, deadline
 
 
 def _says(bounds: Bounds) -> Explained:
+    ties = ", every tie-break" if bounds.ties == "all" else ""
     return Explained(lambda n: f"N={n}", lambda a, b: f"N={a}..{b}",
-                     f"depth ≤ {bounds.depth}, ≤ {bounds.max_jobs} jobs, w ≤ {bounds.max_w}")
+                     f"depth ≤ {bounds.depth}, ≤ {bounds.max_jobs} jobs, w ≤ {bounds.max_w}{ties}")
 
 
 def _bounds_row(target: PolicyTarget, bounds: Bounds, params: PolicyParams) -> dict[str, Any]:
@@ -178,6 +186,8 @@ def run_policy_claims(ids: Sequence[str], target: PolicyTarget, bounds: Bounds, 
                       engine: Engine = SERIAL, deadline: float | None = None,
                       progress: Progress | None = None) -> list[ClaimResult]:
     """Check the policy.* claims ``ids`` (and ``measure.sif`` if named) on ``target``."""
+    if hier_policy.is_hier(target):  # hierarchical state: D domains of K panels (gpu.hier_policy)
+        return hier_policy.run_hier(ids, target, bounds, params, CLAIM_IDS, MEASURE_SIF, engine, deadline, progress)
     claims = [c for c in ids if c in CLAIM_IDS]
     results: list[ClaimResult] = []
     if claims:
@@ -336,6 +346,8 @@ def target_of_record(rec: Record) -> PolicyTarget:
 
 def replay_record(rec: Record, target: PolicyTarget | None = None) -> tuple[ClaimResult, list[str]]:
     """Re-run one saved policy.* (or measure.sif) trace with the scheduler it names."""
+    if rec.get("policy") == hier_policy.NAME:
+        return hier_policy.replay(rec, MEASURE_SIF)
     cid = rec["claim"]
     target = target if target is not None else target_of_record(rec)
     params = PolicyParams.from_json(rec.get("params") or {})
@@ -362,6 +374,8 @@ def replay_record(rec: Record, target: PolicyTarget | None = None) -> tuple[Clai
 
 
 def bounds_text(target: PolicyTarget, bounds: Bounds, params: PolicyParams) -> str:
+    if hier_policy.is_hier(target):
+        return hier_policy.bounds_text(target, bounds, params)
     return (f"policy {target.name} ({'migrating: admission judged against a full repack' if params.migrating else 'non-migrating: admission judged against the free GPUs'}); "
             f"arrivals g ∈ {{{','.join(map(str, params.demands))}}}; policy.sif bound Φπ − Φ★ ≤ {params.bound}; "
             f"policy.migrations ≤ {params.max_migrations} per event")

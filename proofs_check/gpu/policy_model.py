@@ -20,7 +20,7 @@ premise on the whole trajectory, so only WCC-only paths are explored.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Hashable, Sequence
 
 from heuristics.gpu.abs_space import AbsView
 from heuristics.gpu.cluster import Job, Placement
@@ -55,7 +55,8 @@ def run_event(pol: Any, a: Event) -> EventResult:
     if a.choices:
         if not hasattr(pol, "ties"):
             raise TypeError(f"{pol.name} exposes no tie points (a ``ties`` chooser attribute)")
-        pol.trial()
+        if hasattr(pol, "trial"):  # schedulers without apply-and-undo (the baselines) cannot fail under a choice
+            pol.trial()
         pol.ties = Script(a.choices)
     try:
         return pol.arrive(Job(a.job, a.g, a.w)) if a.arrive else pol.depart(a.job)
@@ -106,14 +107,15 @@ class PolicyModel:
         return self._every_tie(s, events) if e.all_ties else events
 
     def _every_tie(self, s: FlatState, events: list[Event]) -> list[Event]:
-        """Each event once per distinct result over all its choice sequences (lexicographic:
-        the default tie-breaking first); the steps are kept for ``step``."""
+        """Each event once per distinct result (successor and migration count, or the outcome of
+        a refused / failed event) over all its choice sequences (lexicographic: the default
+        tie-breaking first); the steps are kept for ``step``."""
         out: list[Event] = []
         ready: dict[Event, Step[FlatState, Event]] = {}
         for ev in events:
             results: set[Any] = set()
             for made, st in every_script(lambda script: self._run(s, ev, script)):
-                key = self.canon(st.state) if st.outcome is Outcome.APPLIED else st.outcome
+                key = self._result_key(st) if st.outcome is Outcome.APPLIED else st.outcome
                 if key in results:
                     continue
                 results.add(key)
@@ -123,6 +125,11 @@ class PolicyModel:
                 out.append(a)
         self._ready, self._ready_state = ready, s
         return out
+
+    def _result_key(self, st: Step[FlatState, Event]) -> Hashable:
+        """What makes two choices' applied steps different: the successor and, since a transition
+        claim reads them too (migr, policy.migrations), the number of migrations."""
+        return self.canon(st.state), len(st.detail)
 
     def step(self, s: FlatState, a: Event) -> Step[FlatState, Event]:
         if s is self._ready_state and a in self._ready:
