@@ -34,7 +34,7 @@ from proofs_check.core.report import catalogue_text, results_text, summary_text,
 from proofs_check.core.search import stderr_progress
 from proofs_check.core.trace import load_records
 from proofs_check.core.verdict import ClaimResult, exit_code
-from proofs_check.gpu import hier_claims
+from proofs_check.gpu import hier_claims, hier_policy
 from proofs_check.gpu.cutoff import ALL
 from proofs_check.gpu.flat_claims import EVERY_N_DEFAULTS, TIES, Bounds, bounds_text, every_n_bounds
 
@@ -155,8 +155,8 @@ def _main(argv: list[str]) -> int:
     with usage_on(ValueError):
         hier = hier_claims.bounds_from_args(args)
     print(f"verify: {', '.join(ids)}")
-    if any(not hier_claims.owns(c) for c in ids):
-        print(bounds_text(bounds, args.time_limit))
+    if any(not hier_claims.owns(c) for c in ids) and not (target is not None and hier_policy.is_hier(target)):
+        print(bounds_text(bounds, args.time_limit))  # hier-compass's own bounds line counts domains
     deadline = None if args.time_limit is None else Budget(args.time_limit)
     with interrupt.handling():
         with Engine(args.backend, args.workers, args.address) as engine:
