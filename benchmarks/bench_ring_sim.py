@@ -8,6 +8,8 @@
    ring cost of admitted cross-rack jobs; mean ± sd over seeds). The paper used 50 seeds.
 
     python benchmarks/bench_ring_sim.py [--seeds 10] [--workers 1]
+
+The 50-seed table with confidence intervals is benchmarks/ring_table.py.
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 
 from heuristics.rack.ocs_sim import DurationModel, Windows
-from heuristics.rack.ring_baselines import RING_POLICIES
+from heuristics.rack.ring_baselines import PAPER_POLICIES
 from proofs_check.cli.ringsim import Cell, format_table, run_cell
 
 
@@ -28,7 +30,7 @@ def main() -> None:
     ap.add_argument("--skip-table", action="store_true")
     args = ap.parse_args()
     print(f"# {' '.join(sys.argv)}")
-    schedulers = tuple(RING_POLICIES)
+    schedulers = PAPER_POLICIES
 
     def cell(workload: str, seed: int, names=schedulers) -> Cell:
         return Cell(names, workload, 0.95, seed, (5, 5, 6), 64, Windows(), DurationModel(), "linear")

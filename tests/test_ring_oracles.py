@@ -140,3 +140,13 @@ def test_many_rack_jobs_match_brute_force_over_subsets():
         brute = min(held_karp(cluster.dist[np.ix_(s, s)])[0] for s in itertools.combinations(range(11), demand))
         assert cert.is_optimal and cert.objective == (demand, brute, 0.0)
         assert ring_cost(cert.witness.ring, cluster.dist) == brute
+
+
+def test_node_limit_gives_an_unproven_incumbent_reproducibly():
+    cluster = RackCluster.torus()
+    residual = [63] * cluster.n
+    table = FragmentationPenalty().table(64)
+    a = lex_optimal_subset(residual, 5 * 63 + 1, cluster.dist, table, node_limit=3)
+    b = lex_optimal_subset(residual, 5 * 63 + 1, cluster.dist, table, node_limit=3)
+    assert a.status is Status.FEASIBLE and a.witness == b.witness and a.witness.nodes == 3
+    assert a.bound[1] <= a.objective[1] and sum(c for _, c in a.witness.alloc) == 5 * 63 + 1

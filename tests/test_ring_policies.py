@@ -6,7 +6,8 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from heuristics.rack.racks import FragmentationPenalty, RackCluster, placement_violations
 from heuristics.rack.ring_baselines import RING_POLICIES, make_ring_policy
-from heuristics.rack.ringstitch import GENERATORS, RingStitch, fragment_first
+from heuristics.rack.ring_order import nearest_neighbour_ring
+from heuristics.rack.ringstitch import GENERATORS, RingStitch, best_fit, fragment_first, local_neighbour_first
 
 CLUSTERS = [RackCluster.torus((2, 2, 2), capacity=8), RackCluster.torus((3, 3, 2), capacity=16),
             RackCluster.torus((2, 3, 3), capacity=8, n_racks=13)]
@@ -31,7 +32,7 @@ def test_every_policy_places_validly_or_defers(name, case, penalty):
     fits_locally = max(residual) >= demand
     if p is None:
         assert not fits_locally  # every policy places a job that fits one rack
-        if name == "ringstitch" or name in ("capacity-only", "network-unaware-best-fit"):
+        if name in ("ringstitch", "capacity-only", "network-unaware-best-fit", "ring-exact-choice"):
             assert sum(residual) < demand  # stitching policies defer only on aggregate shortage
         if name == "full-rack":
             assert residual.count(cluster.capacity) * cluster.capacity < demand
@@ -60,6 +61,54 @@ def test_ringstitch_picks_the_lexicographic_best_candidate(case):
     # fragment-first: every rack but the one with the largest residual is consumed completely
     used = sorted(p.alloc, key=lambda rc: (residual[rc[0]], rc[0]))
     assert all(c == residual[r] for r, c in used[:-1])
+
+
+def _literal_best_fit(residual, demand, eligible):
+    """§IV-B best-fit as a plain loop: the smallest residual ≥ the remaining need if any, else the
+    largest (ties: smaller id)."""
+    left = sorted(eligible, key=lambda r: (residual[r], r))
+    chosen, need = [], demand
+    while need > 0 and left:
+        fits = [r for r in left if residual[r] >= need]
+        pick = fits[0] if fits else max(left, key=lambda r: (residual[r], -r))
+        chosen.append(pick)
+        left.remove(pick)
+        need -= residual[pick]
+    return tuple(chosen) if need <= 0 else None
+
+
+def _literal_neighbour_first(residual, demand, eligible, dist):
+    left = sorted(eligible, key=lambda r: (-residual[r], r))
+    chosen = [left.pop(0)]
+    while sum(residual[r] for r in chosen) < demand and left:
+        nxt = min(left, key=lambda r: (min(dist[c, r] for c in chosen), -residual[r], r))
+        left.remove(nxt)
+        chosen.append(nxt)
+    return tuple(chosen) if sum(residual[r] for r in chosen) >= demand else None
+
+
+def _literal_nn(racks, dist):
+    left = sorted(racks)
+    order = [left.pop(0)]
+    while left:
+        nxt = min(left, key=lambda r: (dist[order[-1], r], r))
+        left.remove(nxt)
+        order.append(nxt)
+    return tuple(order), sum(int(dist[a, b]) for a, b in zip(order, order[1:] + order[:1])) if len(order) > 1 else 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(case=situations())
+def test_vectorised_generators_and_nn_ring_match_their_literal_loops(case):
+    cluster, residual, demand = case
+    res = np.array(residual)
+    eligible = np.flatnonzero(res > 0)
+    assert best_fit(res, demand, eligible, cluster.dist) == _literal_best_fit(residual, demand, list(eligible))
+    if len(eligible):
+        assert local_neighbour_first(res, demand, eligible, cluster.dist) == _literal_neighbour_first(
+            residual, demand, [int(r) for r in eligible], cluster.dist)
+        assert nearest_neighbour_ring(list(eligible), cluster.dist) == _literal_nn(
+            [int(r) for r in eligible], cluster.dist)
 
 
 def test_local_rules():

@@ -1,4 +1,5 @@
-"""RingStitch's five baselines (seed 004, §V-B) and the registry of rack policies by name.
+"""RingStitch's five baselines (seed 004, §V-B) and the registry of rack policies by name (plus
+``ring-exact-choice``, heuristics/rack/ring_exact_choice.py, which is not in the paper).
 
 Every policy has ``name`` and ``place(cluster, residual, demand) -> RackPlacement | None`` (None =
 defer), is a pure function of the residuals, and shares the ring-ordering procedure
@@ -22,6 +23,7 @@ from typing import Callable, ClassVar, Protocol, Sequence
 import numpy as np
 
 from heuristics.rack.racks import FragmentationPenalty, RackCluster, RackPlacement, Residual
+from heuristics.rack.ring_exact_choice import RingExactChoice
 from heuristics.rack.ring_order import EXACT_LIMIT
 from heuristics.rack.ringstitch import (GENERATOR_NAMES, RingStitch, as_residual, fill_in_order,
                                         local_best_fit, local_else_stitch, local_first_fit, placed,
@@ -104,8 +106,10 @@ class NetworkUnawareBestFit:
 RING_POLICIES: dict[str, Callable[..., RackPolicy]] = {
     cls.name: cls
     for cls in (RingStitch, LocalFirstFit, LocalBestFit, FullRackStitching,
-                CapacityOnlyStitching, NetworkUnawareBestFit)
+                CapacityOnlyStitching, NetworkUnawareBestFit, RingExactChoice)
 }
+# The paper's comparison (§V-B): RingStitch and its five baselines; ring-exact-choice is ours.
+PAPER_POLICIES: tuple[str, ...] = tuple(name for name in RING_POLICIES if name != RingExactChoice.name)
 
 
 def make_ring_policy(name: str, **params: object) -> RackPolicy:

@@ -23,35 +23,41 @@ EXACT_LIMIT = 8  # §IV-C: exact enumeration up to eight racks
 
 
 @lru_cache(maxsize=None)
-def _tours(k: int) -> np.ndarray:
-    """All closed tours over positions 0..k−1 starting at 0, as a ((k−1)!, k) index array."""
+def _tours(k: int) -> tuple[np.ndarray, np.ndarray]:
+    """All closed tours over positions 0..k−1 starting at 0, as a ((k−1)!, k) index array, and
+    the same array rotated by one (each position's successor on the tour)."""
     rest = np.array(list(permutations(range(1, k))), dtype=np.int64).reshape(-1, k - 1)
-    return np.hstack([np.zeros((len(rest), 1), dtype=np.int64), rest])
+    tours = np.hstack([np.zeros((len(rest), 1), dtype=np.int64), rest])
+    return tours, np.roll(tours, -1, axis=1)
 
 
 def enumerate_ring(racks: Sequence[int], dist: np.ndarray) -> tuple[tuple[int, ...], int]:
     """Exact minimum closed tour by enumerating every permutation (first minimum wins)."""
     ids = np.array(sorted(racks), dtype=np.int64)
-    if len(ids) < 3:
+    if len(ids) < 4:  # every order of ≤ 3 racks is the same closed tour: the first, the sorted one
         order = tuple(int(r) for r in ids)
-        return order, int(2 * dist[ids[0], ids[-1]]) if len(ids) == 2 else 0
-    tours = ids[_tours(len(ids))]
-    costs = dist[tours, np.roll(tours, -1, axis=1)].sum(axis=1)
+        return order, int(dist[ids, np.roll(ids, -1)].sum()) if len(ids) > 1 else 0
+    tours, succ = _tours(len(ids))
+    costs = dist[ids[:, None], ids][tours, succ].sum(axis=1)
     best = int(np.argmin(costs))
-    return tuple(int(r) for r in tours[best]), int(costs[best])
+    return tuple(int(r) for r in ids[tours[best]]), int(costs[best])
 
 
 def nearest_neighbour_ring(racks: Sequence[int], dist: np.ndarray) -> tuple[tuple[int, ...], int]:
     """Nearest-neighbour tour from the smallest rack id (ties to the smaller id)."""
-    left = sorted(racks)
-    order = [left.pop(0)]
+    ids = sorted(int(r) for r in racks)
+    sub = dist[np.ix_(ids, ids)].tolist()
+    left = list(range(1, len(ids)))
+    order, cost = [0], 0
     while left:
-        here = order[-1]
-        nxt = min(left, key=lambda r: (dist[here, r], r))
+        row = sub[order[-1]]
+        nxt = min(left, key=row.__getitem__)  # left ascends: the first minimum is the smaller id
+        cost += row[nxt]
         left.remove(nxt)
         order.append(nxt)
-    idx = np.asarray(order)
-    return tuple(order), int(dist[idx, np.roll(idx, -1)].sum()) if len(order) > 1 else 0
+    if len(ids) > 1:
+        cost += sub[order[-1]][0]
+    return tuple(ids[i] for i in order), int(cost)
 
 
 def ring_order(racks: Sequence[int], dist: np.ndarray,

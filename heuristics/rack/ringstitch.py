@@ -57,16 +57,20 @@ def best_fit(residual: np.ndarray, demand: int, eligible: np.ndarray,
     """Greedy close fit to the remaining need R: the smallest residual ≥ R if one exists (done),
     else the largest residual (the closest fit from below); ties to the smaller id. Not a
     subset-sum solve (§IV-B)."""
-    left = list(eligible[np.lexsort((eligible, residual[eligible]))])  # residual asc, id asc
-    chosen: list[int] = []
-    need = demand
-    while need > 0 and left:
-        fits = [r for r in left if residual[r] >= need]
-        pick = fits[0] if fits else max(left, key=lambda r: (residual[r], -r))
-        chosen.append(int(pick))
-        left.remove(pick)
-        need -= int(residual[pick])
-    return tuple(chosen) if need <= 0 else None
+    # The loop takes the largest residual (ties: smaller id) while none fits the remaining need,
+    # then the smallest fitting one; so the picks before the last are a prefix of the
+    # descending order, and only the last pick needs a search.
+    desc = eligible[np.lexsort((eligible, -residual[eligible]))]
+    res = residual[desc]
+    need = demand - np.concatenate([[0], np.cumsum(res)[:-1]])  # need before pick t
+    fit = np.flatnonzero(res >= need)
+    if len(fit) == 0:
+        return None
+    t = int(fit[0])
+    rest, left = desc[t:], res[t:]
+    ok = np.flatnonzero(left >= need[t])
+    last = ok[np.lexsort((rest[ok], left[ok]))[0]]
+    return tuple(int(r) for r in desc[:t]) + (int(rest[last]),)
 
 
 def local_neighbour_first(residual: np.ndarray, demand: int, eligible: np.ndarray,
@@ -76,17 +80,22 @@ def local_neighbour_first(residual: np.ndarray, demand: int, eligible: np.ndarra
     if len(eligible) == 0:
         return None
     res = residual[eligible]
-    seed = int(np.lexsort((eligible, -res))[0])
+    m = len(eligible)
+    # one integer key per rack: hops first, then the (larger residual, smaller id) rank
+    rank = np.empty(m, dtype=np.int64)
+    rank[np.lexsort((eligible, -res))] = np.arange(m)
+    seed = int(np.argmin(rank))
     chosen = [seed]
-    free = np.ones(len(eligible), dtype=bool)
-    free[seed] = False
+    taken = np.zeros(m, dtype=bool)
+    taken[seed] = True
     near = dist[eligible[seed], eligible].astype(np.int64)
     got = int(res[seed])
-    while got < demand and free.any():
-        cand = np.flatnonzero(free)
-        j = int(cand[np.lexsort((eligible[cand], -res[cand], near[cand]))[0]])
+    while got < demand and len(chosen) < m:
+        key = near * m + rank
+        key[taken] = np.iinfo(np.int64).max
+        j = int(np.argmin(key))
         chosen.append(j)
-        free[j] = False
+        taken[j] = True
         got += int(res[j])
         near = np.minimum(near, dist[eligible[j], eligible])
     return tuple(int(eligible[j]) for j in chosen) if got >= demand else None

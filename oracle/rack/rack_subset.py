@@ -25,7 +25,8 @@ Method (exact, exploits the structure):
 The initial incumbent is the k* largest residuals (always feasible). The answer is a
 :class:`~oracle.result.Certificate` whose objective and bound are :data:`LexCost` triples and whose
 witness is a :class:`RackChoice`. If the time limit is hit the certificate says ``feasible`` and
-reports the incumbent and the best proven lower bound; a job needing more than ``MAX_RACKS`` racks
+reports the incumbent and the best proven lower bound (likewise after ``node_limit`` expanded
+nodes); a job needing more than ``MAX_RACKS`` racks
 is ``unknown`` outright.
 """
 from __future__ import annotations
@@ -143,9 +144,13 @@ def _tours_with(members: np.ndarray, cands: np.ndarray, dist: np.ndarray) -> np.
     return (h[:, :, None] + to_c[:, None, :] + to_c[None, :, :]).min(axis=(0, 1))
 
 
-def lex_optimal_subset(residual: Sequence[int], demand: int, dist: Sequence[Sequence[float]] | np.ndarray,
-                       table: Sequence[float], time_limit: float = 10.0) -> Certificate[LexCost, RackChoice]:
-    """The lexicographic optimum (racks, ring cost, fragmentation cost); see the module doc."""
+def lex_optimal_subset(residual: Sequence[int] | np.ndarray, demand: int, dist: Sequence[Sequence[float]] | np.ndarray,
+                       table: Sequence[float], time_limit: float = 10.0,
+                       node_limit: int | None = None) -> Certificate[LexCost, RackChoice]:
+    """The lexicographic optimum (racks, ring cost, fragmentation cost); see the module doc.
+    ``node_limit`` stops the search like ``time_limit`` but after a fixed number of expanded
+    nodes, so a caller that must be reproducible (a scheduler in a simulation) gets the same
+    answer on every machine."""
     start = time.perf_counter()
     d = np.asarray(dist)
     res_all = np.asarray(residual, dtype=np.int64)
@@ -208,7 +213,7 @@ def lex_optimal_subset(residual: Sequence[int], demand: int, dist: Sequence[Sequ
     stack: list[tuple[float, float, tuple[int, ...]]] = [(0.0, 0.0, (p,)) for p in reversed(range(n - k + 1))]
     nodes = 0
     while stack:
-        if time.perf_counter() - start > time_limit:
+        if time.perf_counter() - start > time_limit or (node_limit is not None and nodes >= node_limit):
             low = min([incumbent[0][1]] + [b for b, _, _ in stack])
             return done(Status.FEASIBLE, incumbent[0], (k, low, 0.0), incumbent[1], incumbent[2], nodes)
         lb, flb, chosen = stack.pop()

@@ -19,7 +19,7 @@ from typing import NamedTuple, Sequence
 
 from heuristics.rack.ocs_sim import WORKLOADS, DurationModel, SimResult, Windows, generate_trace, simulate
 from heuristics.rack.racks import PENALTY_NAMES, FragmentationPenalty, RackCluster
-from heuristics.rack.ring_baselines import RING_POLICIES, make_ring_policy
+from heuristics.rack.ring_baselines import PAPER_POLICIES, RING_POLICIES, make_ring_policy
 from proofs_check.cli.common import EXIT_OK, UsageError, make_parser, run, usage_on
 from proofs_check.cli.plots import save_figure
 from proofs_check.core.engine import Engine
@@ -156,7 +156,8 @@ def _floats(text: str, flag: str, lo: float, hi: float) -> tuple[float, ...]:
 
 def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[Cell]]:
     ap = make_parser(PROG, __doc__.split("\n\n")[0] if __doc__ else None)
-    ap.add_argument("--schedulers", default=",".join(RING_POLICIES))
+    ap.add_argument("--schedulers", default=",".join(PAPER_POLICIES),
+                    help=f"comma-separated, of {', '.join(RING_POLICIES)} (default: the paper's six)")
     ap.add_argument("--workloads", default=",".join(WORKLOADS))
     ap.add_argument("--loads", default="0.6,0.7,0.8,0.9,0.95", help="offered loads, fractions")
     ap.add_argument("--seeds", type=int, default=3, help="seeds 0..N-1 (paper: 50)")

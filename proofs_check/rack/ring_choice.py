@@ -11,6 +11,10 @@ or a higher fragmentation cost with both equal, and by how much. The smallest vi
 (fewest racks, then fewest chips, then smallest D) is the counterexample, with the smallest one per
 violated key under ``smallest_per_key``; it is JSON and :func:`replay_ring_choice` re-runs it.
 
+:func:`rate_on` runs the same comparison on any list of instances of one cluster (the off-optimum
+rate per torus size and capacity, benchmarks/ring_table.py), fed by :func:`exhaustive_instances`
+and :func:`sampled_instances`.
+
 The check takes ``deadline`` (a ``time.perf_counter()`` value, ``verify --time-limit``), looked at
 between instances: once it has passed, the scan stops and the claim is inconclusive ("time limit
 hit after K of the N instances"), unless a violation was already found, which stands.
@@ -19,7 +23,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterator, Literal, NamedTuple, Sequence, TypedDict
+from typing import Any, Iterable, Iterator, Literal, NamedTuple, Sequence, TypedDict
 
 import numpy as np
 
@@ -211,10 +215,9 @@ class _ChoiceInstances:
         done = 0
         for dims, cap in self.exhaustive:
             cluster = RackCluster.torus(dims, capacity=cap)
-            for res in itertools.product(range(cap + 1), repeat=cluster.n):
-                for demand in _stitch_demands(res):
-                    yield "exhaustive", cluster, res, demand
-                    done += 1
+            for res, demand in exhaustive_instances(cluster):
+                yield "exhaustive", cluster, res, demand
+                done += 1
             outcome.say(self.progress, f"ring-choice: torus {dims} C={cap} exhaustive done ({done} instances)")
         rng = np.random.default_rng(self.seed)
         paper = RackCluster.torus(PAPER_DIMS, PAPER_CAPACITY)
@@ -282,6 +285,34 @@ def check_ring_choice(seed: int = 0, samples: int = 200, sim_samples: int = 100,
     return [ClaimResult("ring-choice", Verdict.HOLDS,
                         f"RingStitch's set is lexicographically optimal on all {tally.total} instances",
                         bounds, stats)]
+
+
+def exhaustive_instances(cluster: RackCluster) -> Iterator[tuple[tuple[int, ...], int]]:
+    """Every residual vector of ``cluster`` with every stitching-regime demand, in check order."""
+    for res in itertools.product(range(cluster.capacity + 1), repeat=cluster.n):
+        for demand in _stitch_demands(res):
+            yield res, demand
+
+
+def sampled_instances(cluster: RackCluster, count: int, seed: int, max_racks: int) -> list[tuple[list[int], int]]:
+    """``count`` random stitching-regime instances of ``cluster`` (the claim's sampler, any torus)."""
+    rng = np.random.default_rng(seed)
+    return [_sample_instance(cluster, rng, max_racks) for _ in range(count)]
+
+
+def rate_on(cluster: RackCluster, instances: Iterable[tuple[Sequence[int], int]], policy: RingStitch,
+            time_limit: float = 10.0) -> tuple[SourceTally, int]:
+    """RingStitch against the proven optimum on ``instances`` of one cluster — the off-optimum
+    rate per torus size and capacity (issue 15 item 5). Returns the tally of the decided
+    instances and how many oracle solves hit ``time_limit`` (left out of the tally)."""
+    tally, undecided = SourceTally(), 0
+    for residual, demand in instances:
+        result = _compare(cluster, residual, demand, policy, time_limit)
+        if result is outcome.Match.UNDECIDED:
+            undecided += 1
+        else:
+            tally = tally.add(result if isinstance(result, Miss) else None)
+    return tally, undecided
 
 
 def _sample_instance(cluster: RackCluster, rng: np.random.Generator, max_racks: int) -> tuple[list[int], int]:
