@@ -1,7 +1,7 @@
 """Solving a PuLP integer model on HiGHS and reading back what HiGHS proved.
 
 Shared by the two HiGHS second opinions (``oracle.gpu.phi_star.solve_milp``,
-``oracle.gpu.min_migration.solve_milp``): the same solver options (one thread, an absolute gap below
+``oracle.gpu.repack_ilp.solve_milp``): the same solver options (one thread, an absolute gap below
 1 — both objectives are integral, so that gap proves optimality, while the default relative gap
 1e-4 would accept a non-optimal answer once the objective is in the 10⁴s), the same optional MIP
 start, and the same reading of HiGHS's model and solution status. What the numbers mean for each

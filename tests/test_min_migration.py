@@ -8,15 +8,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oracle.gpu.min_migration import (
-    admit_bruteforce,
-    min_migration_repack,
-    min_migrations_to_admit,
-    normalise,
-    partial_count,
-    repack_bruteforce,
-)
-from oracle.gpu.phi_star import phi_star_bruteforce
+import oracle.gpu.min_migration as min_migration_mod
+from oracle.gpu.min_migration import SHORTCUT_SOLVER, min_migration_repack, min_migrations_to_admit
+from oracle.gpu.plain_nodes import normalise, partial_count
+from oracle.gpu.repack_bruteforce import admit_bruteforce, repack_bruteforce
+from oracle.gpu.repack_ilp import BACKENDS, build_model
+from oracle.gpu.patterns import witness_violations
+from oracle.gpu.phi_bound import certified_phi_star, nodes_lower_bound, quick_phi_star
+from oracle.gpu.phi_star import min_nodes_bruteforce, phi_star_bruteforce
 from oracle.result import Status
 
 G = 8
@@ -134,9 +133,10 @@ def random_fragmented(n_nodes: int, seed: int) -> list[list[tuple[int, int]]]:
 
 @pytest.mark.parametrize("seed", range(4))
 def test_cpsat_and_highs_agree_on_medium_clusters(seed):
+    """The default path (shortcuts, deepening, CP-SAT) against HiGHS on the unrestricted model."""
     current = random_fragmented(16, seed)
     a = min_migration_repack(current, G)
-    b = min_migration_repack(current, G, solver="highs")
+    b = min_migration_repack(current, G, solver="highs", shortcuts=False)
     assert a.is_optimal and b.is_optimal
     check_certificate(a, current)
     check_certificate(b, current)
@@ -248,3 +248,96 @@ def test_admit_cli_bad_input_is_one_line_exit_2(tmp_path, capsys, snapshot, args
     assert len(err.strip().splitlines()) == 1 and field in err
     if not args[0].startswith("--job"):
         assert path in err
+
+
+# --------------------------------------------------------------------------------------------
+# The fast paths (issue 15): Φ★ by the BFD certificate, the one-move search, budget deepening
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.integers(0, 3), min_size=G, max_size=G), st.integers(1, 6))
+def test_bfd_certificate_matches_bruteforce_phi_star(counts, n_nodes):
+    counts = tuple(counts)
+    brute = phi_star_bruteforce(counts, n_nodes, G)
+    quick = quick_phi_star(counts, n_nodes, G)
+    assert (quick.status, quick.objective) == (brute.status, brute.objective)
+    assert nodes_lower_bound(counts, G) <= min_nodes_bruteforce(counts, None, G).objective
+    cert = certified_phi_star(counts, n_nodes, G)
+    if cert is not None and cert.status is Status.INFEASIBLE:
+        assert brute.status is Status.INFEASIBLE
+    elif cert is not None:
+        assert cert.is_optimal and cert.objective == brute.objective
+        assert witness_violations(cert.witness, counts, n_nodes, G) == []
+
+
+def test_bfd_certificate_settles_large_gfs_like_counts_and_declines_others():
+    cert = certified_phi_star((301, 20, 0, 15, 0, 0, 0, 60), 200, G)
+    assert cert is not None and cert.objective == 1 and cert.solver == "bfd-bound"
+    assert certified_phi_star((0, 0, 0, 0, 3, 0, 0, 0), 8, G) is None  # Φ★ = 3 > parity bound 1
+    assert certified_phi_star((0, 0, 0, 0, 3, 0, 0, 0), 2, G).status is Status.INFEASIBLE  # three 5s, N = 2
+    assert certified_phi_star((0, 0, 0, 2, 0, 0, 0, 0), 1, G).objective == 0  # [4 4] fills N = 1
+    assert certified_phi_star((0, 0, 3, 0, 0, 0, 0, 0), 2, G) is None  # BFD: [3 3] [3]; L2 = 2
+
+
+@settings(max_examples=60, deadline=None)
+@given(placements(max_nodes=3, max_items=6), st.integers(0, 2))
+def test_lower_bound_never_exceeds_the_brute_force_minimum(current, extra):
+    nodes = normalise(current, G)
+    new = ((99, 1),) * extra
+    brute = repack_bruteforce(current, G, new_items=new)
+    if brute is not None:
+        phi = quick_phi_star(min_migration_mod.instance_counts(nodes, new, G), len(nodes), G).objective
+        if not new and min_migration_mod._shortcut(nodes, G, phi, 0.0) is not None:
+            return  # the bound's "at least 2" presumes the search found no 0- or 1-move repack
+        assert min_migration_mod._lower_bound(nodes, G, new, phi) <= brute[0]
+
+
+@settings(max_examples=40, deadline=None)
+@given(placements(max_nodes=3, max_items=6), st.integers(0, 3), st.sampled_from(sorted(BACKENDS)))
+def test_budget_level_is_infeasible_exactly_below_the_brute_force_minimum(current, budget, backend):
+    nodes = normalise(current, G)
+    brute = repack_bruteforce(current, G)
+    phi = quick_phi_star(min_migration_mod.instance_counts(nodes, (), G), len(nodes), G).objective
+    raw = BACKENDS[backend](build_model(nodes, G, (), phi, budget=budget), 10.0)
+    if brute[0] > budget:
+        assert raw.status is Status.INFEASIBLE
+    else:
+        assert raw.is_optimal and raw.objective <= budget
+
+
+def sifopt_like_states(n_nodes: int, seeds: range):
+    """Placements one departure away from Φ★: a fragmented cluster repacked to Φ★ (unrestricted
+    model), then one random job removed — what SIFOpt repacks after a departure."""
+    for seed in seeds:
+        rng = random.Random(seed)
+        at_phi = min_migration_repack(random_fragmented(n_nodes, seed), G, shortcuts=False).witness.placement
+        jobs = sorted({j for node in at_phi for j, _ in node})
+        for gone in rng.sample(jobs, min(3, len(jobs))):
+            yield [[i for i in node if i[0] != gone] for node in at_phi]
+
+
+def test_fast_paths_match_the_unrestricted_model_after_departures():
+    """Same (status, migrations, GPUs moved) with and without the shortcut and deepening, both
+    certificates valid; the states exercise the one-move search and the ILP levels."""
+    paths = Counter()
+    for current in sifopt_like_states(12, range(4)):
+        fast = min_migration_repack(current, G)
+        full = min_migration_repack(current, G, shortcuts=False)
+        assert fast.is_optimal and full.is_optimal
+        check_certificate(fast, current)
+        assert (fast.objective, fast.witness.gpus_moved, fast.witness.partial_after) == \
+            (full.objective, full.witness.gpus_moved, full.witness.partial_after)
+        paths["search" if fast.solver == SHORTCUT_SOLVER else "ilp"] += 1
+    assert paths["search"] > 0 and paths["ilp"] > 0
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_fast_paths_match_the_unrestricted_model_with_new_instances(seed):
+    current = random_fragmented(12, seed)
+    new = [(99, 4), (99, 4)]
+    fast = min_migration_repack(current, G, new_items=new)
+    full = min_migration_repack(current, G, new_items=new, shortcuts=False)
+    assert fast.status == full.status
+    if fast.is_optimal:
+        check_certificate(fast, current, new)
+        assert (fast.objective, fast.witness.gpus_moved) == (full.objective, full.witness.gpus_moved)

@@ -1,6 +1,7 @@
 """SIFOpt: Φπ = Φ★ after every event, minimum migrations (vs brute force), fallback accounting."""
 from __future__ import annotations
 
+import random
 from collections import Counter
 from dataclasses import replace
 
@@ -12,8 +13,9 @@ import heuristics.gpu.sifopt as sifopt_mod
 from heuristics.gpu.cluster import Instance, Job, Placement, partial_nodes, placement_violations
 from heuristics.gpu.registry import make_policy
 from heuristics.gpu.sifopt import SIFOpt, heuristic_repack, plain
-from oracle.gpu.min_migration import repack_bruteforce
-from oracle.gpu.phi_star import phi_star_bruteforce
+from oracle.gpu.min_migration import min_migration_repack
+from oracle.gpu.repack_bruteforce import repack_bruteforce
+from oracle.gpu.phi_star import phi_star, phi_star_bruteforce
 from oracle.result import Status
 
 G = 8
@@ -203,3 +205,42 @@ def test_consolidate_gives_up_when_greedy_draining_gets_stuck():
     assert sifopt_mod.consolidate(nodes, G, (), 1) is None
     status, placement, _, _ = heuristic_repack(nodes, G)
     assert status == "ok" and sum(1 for n in placement if 0 < sum(g for _, g in n) < G) == 1
+
+
+def _full_model(*args, **kwargs):
+    """The min-migration repack as it was before issue 15: always the unrestricted ILP."""
+    return min_migration_repack(*args, **kwargs, shortcuts=False)
+
+
+@pytest.mark.parametrize("n_nodes, seed", [(6, 0), (10, 1), (12, 2)])
+def test_each_event_decides_as_the_unrestricted_model_does(monkeypatch, n_nodes, seed):
+    """From the same state, today's SIFOpt (BFD Φ★ certificate, one-move search, budget
+    deepening) and SIFOpt on the unrestricted ILP with the ILP/DP Φ★ make the same decision:
+    same outcome, same number of migrations, same GPUs moved (both are exact lexicographic
+    minimisers)."""
+    rng = random.Random(seed)
+    policy = SIFOpt(n_nodes)
+    for job_id in range(60):
+        running = sorted(policy.running())
+        reference = policy.clone()
+        if running and rng.random() < 0.45:
+            jid = rng.choice(running)
+            now, ref = policy.depart(jid), None
+            with monkeypatch.context() as m:
+                m.setattr(sifopt_mod, "min_migration_repack", _full_model)
+                m.setattr(sifopt_mod, "phi_star", phi_star)
+                ref = reference.depart(jid)
+        else:
+            job = Job(job_id, rng.choice([1, 1, 1, 2, 3, 4, 6, 8]), rng.choice([1, 1, 2, 3]))
+            now = policy.arrive(job)
+            with monkeypatch.context() as m:
+                m.setattr(sifopt_mod, "min_migration_repack", _full_model)
+                m.setattr(sifopt_mod, "phi_star", phi_star)
+                ref = reference.arrive(job)
+        assert (now.ok, len(now.migrations), now.gpus_moved) == (ref.ok, len(ref.migrations), ref.gpus_moved)
+    assert policy.stats.fallbacks == policy.stats.heuristic == policy.stats.phi_unknown == 0
+    assert policy.stats.exact > 0
+
+
+def test_exact_range_covers_512_nodes():
+    assert SIFOpt(4).exact_max_nodes == 512 == sifopt_mod.DEFAULT_EXACT_MAX_NODES

@@ -9,27 +9,33 @@ Readings chosen (named ``"sifopt"`` in ``heuristics.gpu.registry``):
 
 * **Every event ends at Φ★.** After an arrival or a departure the placement is moved to one with
   Φ★ partial nodes, Φ★ computed over the running instances with the node limit N
-  (``oracle.gpu.phi_star.phi_star``), by the fewest instance migrations, then the fewest GPUs moved
+  (``oracle.gpu.phi_bound.quick_phi_star``: a BFD certificate, else ``oracle.gpu.phi_star``), by
+  the fewest instance migrations, then the fewest GPUs moved
   (``oracle.gpu.min_migration.min_migration_repack``).
 * **Arrivals.** The arriving job is first tried by best-fit (GFS's rule, ``heuristics.gpu.baselines``);
   if that already leaves Φ★ partial nodes, it is admitted with no migration (provably optimal:
-  zero is a lower bound). Otherwise its instances are placed *jointly* with the repack: they are
+  zero is a lower bound); otherwise best-fit's placement is undone (its departure restores the
+  state exactly). Otherwise its instances are placed *jointly* with the repack: they are
   new instances the model may put anywhere, and they are not counted as migrations. A job that
   does not fit by best-fit but fits after migrations is therefore admitted through them, and a job
   is refused only when no packing of all instances into N nodes exists — SIFOpt never refuses a
   job that any migration could admit.
 * **Departures.** The job leaves; if Φπ > Φ★ afterwards, the cluster is repacked.
-* **Exact up to ``exact_max_nodes`` nodes** (default 64). The ILP's size does not depend on N,
-  but its solve time does: ``benchmarks/bench_min_migration.py`` (90 % load, fragmented) proved
-  every instance up to N = 128 on GFS-like mixes in well under a second, while on mixes rich in
-  3/5/6/7-GPU instances single solves take seconds from N = 16 on and can hit a 10 s limit at
-  N = 128 (figures in ``docs/sifopt_scheduler.md``). Beyond ``exact_max_nodes``, or when the
-  exact solve hits ``time_limit`` (counted in ``stats.fallbacks``; never claimed optimal),
-  :func:`heuristic_repack` is used. ``solver="highs"`` solves the same ILP with HiGHS instead
-  of CP-SAT (measured slower on easy instances, steadier on hard ones).
+* **Exact up to ``exact_max_nodes`` nodes** (default 512). The min-migration repack
+  (``oracle.gpu.min_migration.min_migration_repack``) settles most of SIFOpt's events without a
+  full ILP: Φ★ by a best-fit-decreasing certificate (``oracle.gpu.phi_bound``), a repack that one
+  migration settles by exhaustive search (``oracle.gpu.one_move``), the rest by the ILP with a
+  migration budget raised level by level from a proven lower bound, and only beyond that by the
+  unrestricted ILP — each step proven (status optimal), none a heuristic.
+  ``benchmarks/bench_sifopt.py`` measures it against the pre-issue-15 code on the same events
+  and runs it at N = 128..512 (figures in ``docs/sifopt_scheduler.md``). Beyond
+  ``exact_max_nodes``, or when the exact solve hits ``time_limit`` (counted in
+  ``stats.fallbacks``; never claimed optimal), :func:`heuristic_repack` is used.
+  ``solver="highs"`` solves the same ILPs with HiGHS instead of CP-SAT.
 * **The heuristic** (measured gap in ``docs/sifopt_scheduler.md``) picks target node patterns, then
-  assigns them to nodes optimally (min-cost flow, :func:`assign_patterns`) and moves what does
-  not fit (``oracle.gpu.min_migration.realise_target``). Three candidate target sets, the cheapest wins:
+  assigns them to nodes optimally (min-cost flow, ``oracle.gpu.plain_nodes.assign_patterns``) and
+  moves what does not fit (``oracle.gpu.plain_nodes.realise_target``). Three candidate target
+  sets, the cheapest wins:
   (a) every full node stays, the other nodes get a Φ★ witness of the remaining instances — when
   that still reaches the global Φ★, else a Φ★ witness of everything; (b) a Φ★ witness that keeps
   as many instances as possible on nodes whose whole content it reuses (a 132-variable pattern
@@ -49,27 +55,28 @@ from dataclasses import dataclass, replace
 from typing import Iterable, NamedTuple, Self, Sequence
 
 from heuristics.gpu.baselines import NodeRulePolicy
-from heuristics.gpu.cluster import Instance, Job, Placement, check_job_shape, partial_nodes
+from heuristics.gpu.cluster import Instance, Job, Placement, check_job_shape
 from heuristics.gpu.policy import EventResult, Migration, StateKey
-from oracle.gpu.min_migration import (
-    BACKENDS,
+from oracle.gpu.min_migration import min_migration_repack
+from oracle.gpu.patterns import Pattern, bin_patterns, from_sizes, load
+# The Φ★ oracle: the solver-free BFD certificate when it applies, else oracle.gpu.phi_star (tests
+# replace this name to simulate an unproven Φ★).
+from oracle.gpu.phi_bound import quick_phi_star as phi_star
+from oracle.gpu.plain_nodes import (
     Admission,
     Item,
     Move,
     Nodes,
-    Solver,
     assign_patterns,
     instance_counts,
-    min_migration_repack,
     node_pattern,
     outflow,
     realise_target,
 )
-from oracle.gpu.patterns import Pattern, bin_patterns, from_sizes, load
-from oracle.gpu.phi_star import phi_star
+from oracle.gpu.repack_ilp import BACKENDS, Solver
 from oracle.result import Status
 
-DEFAULT_EXACT_MAX_NODES = 64
+DEFAULT_EXACT_MAX_NODES = 512
 DEFAULT_TIME_LIMIT = 10.0
 
 
@@ -299,11 +306,18 @@ class RepackingPolicy:
     def occupancy(self) -> tuple[int, ...]:
         return self._bf.occupancy()
 
+    def _partial(self) -> int:
+        """Φπ from the occupancy histogram (O(G), no placement built)."""
+        occ = self._bf.occupancy()
+        return self.n_nodes - occ[0] - occ[-1]
+
     # -- helpers -------------------------------------------------------------------------------
     def _phi_star(self, extra: Job | None = None) -> tuple[Status, int | None]:
         """(status, Φ★) of the running instances, plus ``extra``'s, on this cluster's N nodes;
         Φ★ is None unless the status is optimal (an unproven incumbent is not Φ★)."""
-        counts = list(self._bf.placement().counts())
+        counts = [0] * self.capacity
+        for job in self._bf.running().values():
+            counts[job.g - 1] += job.w
         if extra is not None:
             counts[extra.g - 1] += extra.w
         cert = phi_star(tuple(counts), self.n_nodes, self.capacity, self.time_limit)
@@ -316,7 +330,7 @@ class RepackingPolicy:
         if status is not Status.OPTIMAL:
             self.stats.phi_unknown += 1
             return ()
-        if partial_nodes(self._bf.placement()) == phi:
+        if self._partial() == phi:
             self.stats.trivial += 1
             return ()
         return self._repack((), kind).migrations
@@ -342,17 +356,17 @@ class SIFOpt(RepackingPolicy):
         if status is Status.INFEASIBLE:
             return EventResult.refused(f"job {job.id} ({job.w}x{job.g}) does not fit in "
                                           f"{self.n_nodes} nodes in any packing")
-        trial = self._bf.clone()
-        fits = trial.arrive(job).ok
+        # Best-fit in place; undone by the job's departure when it misses Φ★ (best-fit's depart
+        # restores the exact state its arrive changed, without copying the cluster).
+        fits = self._bf.arrive(job).ok
         if status is not Status.OPTIMAL:  # feasible or unknown: Φ★ not proven
             self.stats.phi_unknown += 1
-            if fits:
-                self._bf = trial
             return EventResult.applied() if fits else EventResult.refused(f"job {job.id}: Φ★ unknown, best-fit refused")
-        if fits and partial_nodes(trial.placement()) == phi:
+        if fits and self._partial() == phi:
             self.stats.trivial += 1
-            self._bf = trial
             return EventResult.applied()
+        if fits:
+            self._bf.depart(job.id)
         out = self._repack(((job.id, job.g),) * job.w, "sifopt-repack")
         if out.nodes is None:
             return EventResult.refused(f"job {job.id} ({job.w}x{job.g}) does not fit in "
