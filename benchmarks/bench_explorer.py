@@ -2,8 +2,8 @@
 
     python benchmarks/bench_explorer.py [--ref e0bcca7] [--cases pool5,thm1n6] [--workers 1,2]
 
-The reference is built from the git history into a temporary directory (``git worktree add
---detach``, removed at the end) and run there as ``python -m proofs_check.cli …`` (the old CLI
+The reference is built from the git history into a temporary directory (``git archive``, removed
+at the end) and run there as ``python -m proofs_check.cli …`` (the old CLI
 module); this tree runs as ``python -m proofs_check.cli.verify …``. Both run as child processes,
 one after the other, on the same bounds:
 
@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -74,9 +75,12 @@ def main() -> None:
     a = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench_explorer_"))
     ref = tmp / "ref"
-    subprocess.run(["git", "worktree", "add", "--detach", str(ref), a.ref], cwd=ROOT, check=True,
-                   capture_output=True)
-    print(f"reference: {a.ref} (git worktree in {ref}); this tree: {ROOT}; {os.cpu_count()} CPUs")
+    ref.mkdir()
+    # ``git archive`` reads the history without touching the checkout's worktree list (several
+    # sessions share the checkout; a crashed run must leave nothing registered behind).
+    archive = subprocess.run(["git", "archive", "--format=tar", a.ref], cwd=ROOT, check=True, capture_output=True)
+    subprocess.run(["tar", "-x", "-C", str(ref)], input=archive.stdout, check=True)
+    print(f"reference: {a.ref} (git archive in {ref}); this tree: {ROOT}; {os.cpu_count()} CPUs")
     print(f"{'case':<7} {'mode':<9} {'ref s':>8} {'new s':>8} {'speed-up':>8} {'distinct':>9} "
           f"{'ref st/s':>9} {'new st/s':>9} {'ref MiB':>8} {'new MiB':>8} {'ref MiB/M':>9} {'new MiB/M':>9} same")
     try:
@@ -96,8 +100,7 @@ def main() -> None:
                     print(f"   reference rows {old.rows} verdicts {old.verdicts} exit {old.rc}")
                     print(f"   this tree rows {new.rows} verdicts {new.verdicts} exit {new.rc}")
     finally:
-        subprocess.run(["git", "worktree", "remove", "--force", str(ref)], cwd=ROOT, capture_output=True)
-        subprocess.run(["rm", "-rf", str(tmp)])
+        shutil.rmtree(tmp, ignore_errors=True)
     print("MiB/M = peak resident MiB per million distinct states (includes the interpreter's ~100 MiB base)")
 
 

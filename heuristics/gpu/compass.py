@@ -142,6 +142,10 @@ class _Unit:
         self.job, self.node, self.slot = job, node, slot
 
 
+def _node_of(m: _Slot | _Unit) -> int:
+    return m.node
+
+
 class _MinIndex:
     """Node ids bucketed by an integer key, each bucket a min-heap with lazy deletion.
 
@@ -237,7 +241,7 @@ class Compass:
         self._counts = [0] * (self.capacity + 1)
         self._touched: set[int] | None = None  # nodes changed since ``trial()`` (None: not recording)
         self.ties: Chooser | None = None  # None: every tie to the lowest index (the readings above)
-        self._saved: tuple[dict[int, Job], list[int]] = ({}, [])
+        self._saved: tuple[dict[int, Job], list[int], dict[int, list[_Slot | _Unit]]] = ({}, [], {})
         self._partial = 0
         self._is_partial = [False] * N
         self._vac = [0] * N
@@ -267,8 +271,9 @@ class Compass:
 
         One pass over the node computes what ``_vacancy``, ``_used`` and the four indexes' key
         functions would (the hot path of every operator and of ``with_state``)."""
-        if self._touched is not None:
-            self._touched.add(n)
+        touched = self._touched
+        if touched is not None:
+            touched.add(n)
         kind = self.kind[n]
         pool, slots = self.pool[n], self.slots[n]
         if kind == POOL and not pool or kind == SLOTTED and not slots:
@@ -279,8 +284,10 @@ class Compass:
             vac += s.width - s.g - f
             profiled += s.width
             used += s.g + f
-        self._vac_total += vac - self._vac[n]
-        self._vac[n] = vac
+        old_vac = self._vac[n]
+        if vac != old_vac:
+            self._vac_total += vac - old_vac
+            self._vac[n] = vac
         if kind == POOL:
             used = len(pool)
         partial = 0 < used < self.capacity
@@ -288,18 +295,17 @@ class Compass:
             self._is_partial[n] = partial
             self._partial += 1 if partial else -1
         # -1 is never a key: an unindexed node always gets set
-        k = 0 if kind == EMPTY else None
-        if self._empty._cur.get(n, -1) != k:
-            self._empty.set(n, k)
-        k = self.capacity - profiled if kind == SLOTTED else None
-        if self._by_room._cur.get(n, -1) != k:
-            self._by_room.set(n, k)
-        k = len(pool) if kind == POOL else None
-        if self._by_fill._cur.get(n, -1) != k:
-            self._by_fill.set(n, k)
-        k = 0 if kind == SLOTTED and vac else None
-        if self._vacant._cur.get(n, -1) != k:
-            self._vacant.set(n, k)
+        if kind == EMPTY:
+            e = 0
+            r = f_ = v = None
+        else:
+            e = None
+            r = self.capacity - profiled if kind == SLOTTED else None
+            f_ = len(pool) if kind == POOL else None
+            v = 0 if kind == SLOTTED and vac else None
+        for index, k in ((self._empty, e), (self._by_room, r), (self._by_fill, f_), (self._vacant, v)):
+            if index._cur.get(n, -1) != k:
+                index.set(n, k)
 
     # ----------------------------------------------------------------- Policy interface
     def running(self) -> dict[int, Job]:
@@ -321,8 +327,8 @@ class Compass:
         return AbsView(self.capacity, tuple(self._node_view(n) for n in range(self.n_nodes)))
 
     def _node_view(self, n: int) -> NodeView:
-        slots = tuple(SlotView(s.width, s.job, s.g, tuple(f.job for f in s.fillers)) for s in self.slots[n])
-        return NodeView(self.kind[n], tuple(u.job for u in self.pool[n]), slots)
+        slots = tuple([SlotView(s.width, s.job, s.g, tuple([f.job for f in s.fillers])) for s in self.slots[n]])
+        return NodeView(self.kind[n], tuple([u.job for u in self.pool[n]]), slots)
 
     # ----------------------------------------------------------------- apply and undo (the explorer)
     # The explorer applies every event of a state to ONE scheduler built from that state
@@ -336,7 +342,9 @@ class Compass:
     def trial(self) -> None:
         """Start an event that ``rollback`` will undo (a refused or failed event changes nothing)."""
         self._touched = set()
-        self._saved = (dict(self.jobs), list(self._counts))
+        # An event only adds a job's list (arrival) or deletes one (departure), never changes a
+        # list in place: a shallow copy restores the keys, their order and the untouched lists.
+        self._saved = (dict(self.jobs), list(self._counts), dict(self.members))
 
     def view_after(self, view: AbsView) -> AbsView:
         """``abs_view()`` during a trial started from ``view`` (this scheduler's ``with_state(view)``,
@@ -354,26 +362,32 @@ class Compass:
         touched, self._touched = self._touched, None
         if touched is None:
             raise RuntimeError("rollback without trial")
-        self.jobs, self._counts = self._saved
-        for n in touched:
+        self.jobs, self._counts, members = self._saved
+        self.members = members
+        fresh: dict[int, list[_Slot | _Unit]] = {}  # the rebuilt objects per job, in node order
+        for n in sorted(touched):
             nd = view.nodes[n]
             self.kind[n] = nd.kind
-            self.pool[n] = [_Unit(j, n) for j in nd.pool]
+            pool = self.pool[n] = [_Unit(j, n) for j in nd.pool]
+            for u in pool:
+                fresh.setdefault(u.job, []).append(u)
             slots = []
             for sv in nd.slots:
                 s = _Slot(sv.width, sv.anchor_job, sv.anchor_g, n)
-                s.fillers = [_Unit(j, n, s) for j in sv.fillers]
+                fresh.setdefault(s.job, []).append(s)
+                fillers = s.fillers = [_Unit(j, n, s) for j in sv.fillers]
+                for u in fillers:
+                    fresh.setdefault(u.job, []).append(u)
                 slots.append(s)
             self.slots[n] = slots
-        members: dict[int, list[_Slot | _Unit]] = {}
-        for n in range(self.n_nodes):  # the order with_state gives: by node, pool then slots
-            for u in self.pool[n]:
-                members.setdefault(u.job, []).append(u)
-            for s in self.slots[n]:
-                members.setdefault(s.job, []).append(s)
-                for u in s.fillers:
-                    members.setdefault(u.job, []).append(u)
-        self.members = members
+        # A job with an instance on a touched node: its instances elsewhere are the objects it
+        # had (a move touches both nodes), merged with the rebuilt ones in with_state's order
+        # (by node; within a node the rebuild's order), which a stable sort by node keeps.
+        for j, made in fresh.items():
+            kept = [m for m in members.get(j, ()) if m.node not in touched]
+            if kept:
+                made = sorted(kept + made, key=_node_of)
+            members[j] = made
         for n in touched:
             self._touch(n)
 
@@ -797,20 +811,30 @@ class Compass:
 
     def _hosts(self, cls: str) -> list[int]:
         """Line 3's N (reading 1): nodes holding a class-C item with room ≥ 1, in index order."""
-        if cls == "pool":
-            index, keys = self._by_fill, range(1, self.capacity)
-        elif cls in SLOT_CLASSES:
-            index, keys = self._by_room, range(SLOT_CLASSES[cls], self.capacity)
-        else:
-            raise ValueError(f"unknown Compact class {cls!r}")
+        index, keys = self._host_keys(cls)
         size = index._size
         cands = [n for k in keys if size.get(k) for n in index.members(k)]
         if cls == "pool":  # a node indexed by fill c ≥ 1 is a pool node with c instances
             return sorted(cands)
         return sorted(n for n in cands if self._class_items(cls, n))
 
+    def _host_keys(self, cls: str) -> tuple[_MinIndex, range]:
+        """The index and keys whose nodes include every host of class ``cls`` (``_hosts``)."""
+        if cls == "pool":
+            return self._by_fill, range(1, self.capacity)
+        if cls in SLOT_CLASSES:
+            return self._by_room, range(SLOT_CLASSES[cls], self.capacity)
+        raise ValueError(f"unknown Compact class {cls!r}")
+
     def _best_fit_drain(self, cls: str) -> list[Migration]:
         """BestFitDrain for one class, pseudocode of Compact lines 3–15."""
+        index, keys = self._host_keys(cls)
+        size = index._size
+        found = 0
+        for k in keys:  # fewer than two candidates: no host pair (a loop: this runs per event)
+            found += size.get(k, 0)
+        if found < 2:
+            return []
         hosts = self._hosts(cls)
         if len(hosts) < 2:
             return []
