@@ -48,15 +48,15 @@ from heuristics.gpu.policy import Outcome as PolicyOutcome
 from heuristics.gpu.registry import make_policy, policy_migrates
 from oracle.result import Status
 from proofs_check.core.engine import SERIAL, Engine
-from proofs_check.core.model import Expect, Numbers, On, Outcome, Property, Step, Undecided
+from proofs_check.core.model import Numbers, Outcome, Property, Step, Undecided
 from proofs_check.core.replay import first_firing, replay_steps, replay_verdict
 from proofs_check.core.search import Finding, Limits, Progress, explore
 from proofs_check.core.trace import Record, trace_record
 from proofs_check.core.verdict import ClaimResult, Explained, Verdict, explored_verdict, size_row
-from proofs_check.gpu.events import Event, is_arrival
+from proofs_check.gpu.events import Event
 from proofs_check.gpu.flat_claims import ALL_G, Bounds
 from proofs_check.gpu.hier_model import HierFacts, HierModel, hier_facts, hier_running_jobs, legal_demands, shown_hier
-from proofs_check.gpu.policy_checks import PolicyError, PolicyParams, PolicyTarget
+from proofs_check.gpu.policy_checks import ClaimTests, PolicyError, PolicyParams, PolicyTarget, claim_property
 
 NAME = "hier-compass"
 DEFAULT_K = 2  # what the registry's tests and docs/simulator.md build hier-compass with
@@ -319,10 +319,6 @@ class HierMigrations:
                 "moves": [f"J{m.job}(g={m.g}) panel {m.src} → {m.dst} ({m.kind})" for m in moved]}
 
 
-def _never(st: Step[HierView, Event]) -> Numbers | None:
-    return None  # policy.no-stuck is decided by operator failures only
-
-
 def _score(st: Step[HierView, Event]) -> float:
     return _phi_pi(st)
 
@@ -331,21 +327,12 @@ def _moved(st: Step[HierView, Event]) -> float:
     return len(_detail(st).migrations)
 
 
+HIER_TESTS = ClaimTests(HierValid, HierAdmission, HierSifBound, HierMigrations, HierGapAtLeast, _score, _moved)
+
+
 def hier_prop(cid: str, params: PolicyParams, measure_id: str) -> Property[HierView, Event]:
     """The search property of claim ``cid`` (or ``measure_id≥j``) on the hierarchy."""
-    if cid == "policy.valid":
-        return Property(cid, Expect.ALWAYS, HierValid(), On.TRANSITION, score=_score)
-    if cid == "policy.no-stuck":
-        return Property(cid, Expect.ALWAYS, _never, failure_breaks=True, score=_score)
-    if cid == "policy.admission":
-        return Property(cid, Expect.ALWAYS, HierAdmission(params.migrating), On.TRANSITION, is_arrival, score=_score)
-    if cid == "policy.sif":
-        return Property(cid, Expect.ALWAYS, HierSifBound(params.bound), score=_score)
-    if cid == "policy.migrations":
-        return Property(cid, Expect.ALWAYS, HierMigrations(params.max_migrations), On.TRANSITION, score=_moved)
-    if cid.startswith(measure_id + "≥"):
-        return Property(cid, Expect.REACHABLE, HierGapAtLeast(int(cid.rsplit("≥", 1)[1])), score=_score)
-    raise KeyError(cid)
+    return claim_property(cid, params, HIER_TESTS, measure_id)
 
 
 # --------------------------------------------------------------------------- running

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Callable, Hashable
+from typing import Any, Callable, Hashable, NamedTuple
 
 from heuristics.gpu.abs_space import AbsView, view_placement
 from heuristics.gpu.cluster import G_DEFAULT, Job, Placement, placement_violations
@@ -25,8 +25,8 @@ from heuristics.gpu.registry import load_factory, make_policy, policy_migrates, 
 from heuristics.gpu.ties import Script
 from oracle.gpu.phi_star import min_nodes
 from oracle.result import Status
-from proofs_check.core.model import Numbers, Outcome, Step, Undecided
-from proofs_check.gpu.events import Event, FlatState, running_jobs, used_per_node
+from proofs_check.core.model import Expect, Numbers, On, Outcome, Property, Step, Undecided
+from proofs_check.gpu.events import Event, FlatState, is_arrival, running_jobs, used_per_node
 from proofs_check.gpu.facts import Facts, sif_numbers
 from proofs_check.gpu.flat_claims import ALL_G
 from proofs_check.gpu.policy_model import PolicyModel, flat_key
@@ -267,7 +267,7 @@ class Valid:
         return {"problems": problems, **sif_numbers(Facts(st.state))}
 
 
-def never(st: Step[FlatState, Event]) -> Numbers | None:
+def never(st: Step[Any, Event]) -> Numbers | None:
     return None  # policy.no-stuck is decided by operator failures only
 
 
@@ -345,3 +345,38 @@ def phi_pi_score(st: Step[FlatState, Event]) -> float:
 
 def moved_score(st: Step[FlatState, Event]) -> float:
     return len(detail(st).migrations)
+
+
+Test = Callable[[Step[Any, Event]], Numbers | None]
+
+
+class ClaimTests(NamedTuple):
+    """The tests behind the policy.* claims on one kind of state (flat placements, or the
+    hierarchy of ``hier_policy``): the claims are the same, what a state is differs."""
+
+    valid: Callable[[], Test]
+    admission: Callable[[bool], Test]  # migrating?
+    sif_bound: Callable[[int], Test]
+    migrations: Callable[[int], Test]
+    gap_at_least: Callable[[int], Test]
+    score: Callable[[Step[Any, Event]], float]  # what sampling maximises: Φπ
+    moved: Callable[[Step[Any, Event]], float]  # migrations of the step
+
+
+def claim_property(cid: str, params: PolicyParams, tests: ClaimTests, measure_id: str) -> Property[Any, Event]:
+    """The search property of claim ``cid`` (or ``measure_id≥j``: the gap reaches j) under ``params``."""
+    if cid == "policy.valid":
+        return Property(cid, Expect.ALWAYS, tests.valid(), On.TRANSITION, score=tests.score)
+    if cid == "policy.no-stuck":
+        return Property(cid, Expect.ALWAYS, never, failure_breaks=True, score=tests.score)
+    if cid == "policy.admission":
+        return Property(cid, Expect.ALWAYS, tests.admission(params.migrating), On.TRANSITION, is_arrival,
+                        score=tests.score)
+    if cid == "policy.sif":
+        return Property(cid, Expect.ALWAYS, tests.sif_bound(params.bound), score=tests.score)
+    if cid == "policy.migrations":
+        return Property(cid, Expect.ALWAYS, tests.migrations(params.max_migrations), On.TRANSITION,
+                        score=tests.moved)
+    if cid.startswith(measure_id + "≥"):
+        return Property(cid, Expect.REACHABLE, tests.gap_at_least(int(cid.rsplit("≥", 1)[1])), score=tests.score)
+    raise KeyError(cid)

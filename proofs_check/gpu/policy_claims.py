@@ -47,14 +47,14 @@ from heuristics.gpu.cluster import G_DEFAULT
 from heuristics.gpu.policy import Policy
 from proofs_check.core.claim import ClaimDoc
 from proofs_check.core.engine import SERIAL, Engine
-from proofs_check.core.model import Expect, On, Property
+from proofs_check.core.model import Property
 from proofs_check.core.replay import departures, first_firing, replay_steps, replay_verdict
 from proofs_check.core.sampler import MAX_ACTIONS, sample
 from proofs_check.core.search import Exploration, Finding, Limits, Progress, explore
 from proofs_check.core.trace import Record, trace_record
 from proofs_check.core.verdict import ClaimResult, Explained, Verdict, explored_verdict, size_row
 from proofs_check.gpu.cutoff import Cutoff, EveryN, every_n_measure, every_n_result, find_cutoff, phi_star_stable
-from proofs_check.gpu.events import Event, FlatState, is_arrival
+from proofs_check.gpu.events import Event, FlatState
 from proofs_check.gpu.facts import Facts, sif_numbers
 from proofs_check.gpu.flat_claims import SAMPLE_MAX_W, Bounds
 from proofs_check.gpu import hier_policy
@@ -62,6 +62,7 @@ from proofs_check.gpu.policy_checks import (
     HIER_HINT,
     Admission,
     CallableFactory,
+    ClaimTests,
     Detail,
     GapAtLeast,
     Migrations,
@@ -73,9 +74,9 @@ from proofs_check.gpu.policy_checks import (
     SpecFactory,
     Valid,
     checked_policy,
+    claim_property,
     detail,
     moved_score,
-    never,
     phi_pi_score,
     require_ties,
     spec_label,
@@ -124,21 +125,12 @@ def owns(claim_id: str) -> bool:
     return claim_id in DOCS
 
 
+FLAT_TESTS = ClaimTests(Valid, Admission, SifBound, Migrations, GapAtLeast, phi_pi_score, moved_score)
+
+
 def prop_of(cid: str, params: PolicyParams) -> Property[FlatState, Event]:
     """The search property of claim ``cid`` under ``params``."""
-    if cid == "policy.valid":
-        return Property(cid, Expect.ALWAYS, Valid(), On.TRANSITION, score=phi_pi_score)
-    if cid == "policy.no-stuck":
-        return Property(cid, Expect.ALWAYS, never, failure_breaks=True, score=phi_pi_score)
-    if cid == "policy.admission":
-        return Property(cid, Expect.ALWAYS, Admission(params.migrating), On.TRANSITION, is_arrival, score=phi_pi_score)
-    if cid == "policy.sif":
-        return Property(cid, Expect.ALWAYS, SifBound(params.bound), score=phi_pi_score)
-    if cid == "policy.migrations":
-        return Property(cid, Expect.ALWAYS, Migrations(params.max_migrations), On.TRANSITION, score=moved_score)
-    if cid.startswith(MEASURE_SIF + "≥"):
-        return Property(cid, Expect.REACHABLE, GapAtLeast(int(cid.rsplit("≥", 1)[1])), score=phi_pi_score)
-    raise KeyError(cid)
+    return claim_property(cid, params, FLAT_TESTS, MEASURE_SIF)
 
 
 def _property_text(cid: str, params: PolicyParams) -> str:
