@@ -260,7 +260,7 @@ class HierCompass:
     # an event costs O(touched · K). Views show blocked nodes as EMPTY.
     def _install(self, view: HierView) -> None:
         """Make ``view`` the state (both levels rebuilt from it)."""
-        k, t = view.panels_per_domain, view.topology
+        t = view.topology
         blocked = {p for d in range(t.n_domains) for p in reserved_panels(view, d)}
         gpu = [NodeView(BLOCKED) if p in blocked else nd for p, nd in enumerate(view.gpu.nodes)]
         panel = self._proto[PANEL].with_state(view.panel)

@@ -50,7 +50,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Callable, Literal, Mapping, NamedTuple, Sequence
+from typing import Callable, Literal, Mapping, NamedTuple, Sequence
 
 from oracle import highs
 from oracle.gpu.patterns import Pattern, bin_patterns, load, sizes
