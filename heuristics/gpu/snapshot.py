@@ -169,14 +169,16 @@ def _item_json(it: Item) -> dict[str, Any]:
 # ------------------------------------------------------------------------------ field checks
 
 
-def require_int(value: Any, source: str, name: str, low: int, high: int | None = None) -> int:
-    """``value`` as an integer in low..high (JSON true/false are not integers)."""
+def require_int(value: Any, source: str, name: str, low: int, high: int | None = None,
+                error: type[SnapshotError] = SnapshotError) -> int:
+    """``value`` as an integer in low..high (JSON true/false are not integers); ``error`` is the
+    exception raised otherwise (a log reader's own subclass)."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise SnapshotError(source, name, f"{value!r} is not an integer")
+        raise error(source, name, f"{value!r} is not an integer")
     if high is None and value < low:
-        raise SnapshotError(source, name, f"{value} must be >= {low}")
+        raise error(source, name, f"{value} must be >= {low}")
     if high is not None and not low <= value <= high:
-        raise SnapshotError(source, name, f"{value} outside {low}..{high}")
+        raise error(source, name, f"{value} outside {low}..{high}")
     return value
 
 

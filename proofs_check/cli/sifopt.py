@@ -145,23 +145,29 @@ def _cert_line(c: Certificate[Any, Any]) -> str:
     return f"[{c.status}, {c.solver} {c.solver_version}, {c.wall_time:.3f} s]"
 
 
+def _answer_lines(r: dict[str, Any], phi: Certificate[Any, Any], mn: Certificate[Any, Any], fit: str,
+                  nodes: str) -> list[str]:
+    """Φ★ (or why it is not known), the fewest nodes in use, and the given placement's Φπ / SIF."""
+    if phi.status is Status.INFEASIBLE:
+        out = [f"Φ★: infeasible — the instances do not fit {fit} {_cert_line(phi)}"]
+    elif not phi.is_optimal:
+        out = [f"Φ★: not proven — solver limit hit (incumbent {phi.objective}, bound {phi.bound}) {_cert_line(phi)}"]
+    else:
+        out = [f"Φ★ = {phi.objective}   F★ = {r['f_star']:.6f}   {_cert_line(phi)}"]
+    out.append(f"min nodes in use ({nodes}) = {mn.objective if mn.is_optimal else mn.status}   {_cert_line(mn)}")
+    if r["placement"] is not None:
+        pl = r["placement"]
+        sif = "unknown" if pl["sif"] is None else f"{pl['sif']:.6f}"
+        out.append(f"placement: Φπ = {pl['phi_pi']}   Fπ = {pl['f_pi']:.6f}   SIF = {sif}")
+    return out
+
+
 def render_text(r: dict[str, Any], phi: PhiCert, mn: PhiCert) -> str:
     counts = " ".join(f"n{g}={n}" for g, n in r["counts"].items()) or "(none)"
     out = [f"instances: {counts}  (T = {r['total_gpus']} GPUs), N = {r['nodes']} nodes, G = {r['capacity']}"]
     if r["wcc"] is not None:
         out.append(f"WCC (n1 >= n3 + 3n5 + 2n6 + n7): {'holds' if r['wcc'] else 'fails'}")
-    if phi.status == "infeasible":
-        out.append(f"Φ★: infeasible — the instances do not fit in {r['nodes']} nodes {_cert_line(phi)}")
-    elif not phi.is_optimal:
-        out.append(f"Φ★: not proven — solver limit hit (incumbent {phi.objective}, bound {phi.bound}) {_cert_line(phi)}")
-    else:
-        out.append(f"Φ★ = {phi.objective}   F★ = {r['f_star']:.6f}   {_cert_line(phi)}")
-    mn_val = mn.objective if mn.status == "optimal" else mn.status
-    out.append(f"min nodes in use (no node limit) = {mn_val}   {_cert_line(mn)}")
-    if r["placement"] is not None:
-        pl = r["placement"]
-        sif = "unknown" if pl["sif"] is None else f"{pl['sif']:.6f}"
-        out.append(f"placement: Φπ = {pl['phi_pi']}   Fπ = {pl['f_pi']:.6f}   SIF = {sif}")
+    out += _answer_lines(r, phi, mn, f"in {r['nodes']} nodes", "no node limit")
     if phi.witness:
         out.append("witness packing (Φ★):")
         cap = r["capacity"]
@@ -259,17 +265,7 @@ def render_mixed(r: dict[str, Any], phi: MixedCert, mn: MixedCert) -> str:
     sizes = ", ".join(f"{k}×{c}-GPU" for c, k in r["node_capacities"].items())
     out = [f"instances: {counts}  (T = {r['total_gpus']} GPUs), N = {r['nodes']} nodes ({sizes}); "
            "partial = fewer GPUs used than the node's own"]
-    if phi.status is Status.INFEASIBLE:
-        out.append(f"Φ★: infeasible — the instances do not fit on these nodes {_cert_line(phi)}")
-    elif not phi.is_optimal:
-        out.append(f"Φ★: not proven — solver limit hit (incumbent {phi.objective}, bound {phi.bound}) {_cert_line(phi)}")
-    else:
-        out.append(f"Φ★ = {phi.objective}   F★ = {r['f_star']:.6f}   {_cert_line(phi)}")
-    out.append(f"min nodes in use (these nodes) = {mn.objective if mn.is_optimal else mn.status}   {_cert_line(mn)}")
-    if r["placement"] is not None:
-        pl = r["placement"]
-        sif = "unknown" if pl["sif"] is None else f"{pl['sif']:.6f}"
-        out.append(f"placement: Φπ = {pl['phi_pi']}   Fπ = {pl['f_pi']:.6f}   SIF = {sif}")
+    out += _answer_lines(r, phi, mn, "on these nodes", "these nodes")
     if phi.witness:
         out.append("witness packing (Φ★), by node class:")
         for k, pat, m in phi.witness:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 from typing import Any, Iterator
 
-from heuristics.gpu.snapshot import decode, read_text
+from heuristics.gpu.snapshot import decode, read_text, require_int
 from proofs_check.gpu.audit_tally import AuditError
 
 Record = tuple[int, str, dict[str, Any]]  # line number, "file:line", the record's fields
@@ -72,13 +72,7 @@ def as_int(value: Any, where: str, name: str, low: int, high: int | None = None)
             value = int(value)
         except ValueError:
             raise AuditError(where, name, f"{value!r} is not an integer") from None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise AuditError(where, name, f"{value!r} is not an integer")
-    if high is None and value < low:
-        raise AuditError(where, name, f"{value} must be >= {low}")
-    if high is not None and not low <= value <= high:
-        raise AuditError(where, name, f"{value} outside {low}..{high}")
-    return value
+    return require_int(value, where, name, low, high, AuditError)
 
 
 def as_name(value: Any, where: str, name: str) -> str:
