@@ -109,3 +109,15 @@ def test_abbreviated_or_mistyped_option_is_exit_2(capsys, tmp_path, main, argv, 
     out, err = capsys.readouterr()
     assert out == "" and len(err.strip().splitlines()) == 1
     assert "error: unrecognized arguments" in err and flag in err
+
+
+def test_a_closed_pipe_is_no_traceback() -> None:
+    """`verify … | head`: the reader has gone; the program ends quietly with 128 + SIGPIPE."""
+    import subprocess
+    import sys
+    code = ("import os, sys\n"
+            "from proofs_check.cli.common import run\n"
+            "r, w = os.pipe(); os.close(r); os.dup2(w, 1)\n"
+            "sys.exit(run('prog', lambda: print('x' * 100000) or 0))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 141 and proc.stderr == ""

@@ -16,6 +16,7 @@ Parsers come from :func:`make_parser`, which refuses abbreviated options (``--de
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, NoReturn, TypeVar
@@ -34,6 +35,7 @@ __all__ = ["EXIT_INCONCLUSIVE", "EXIT_OK", "EXIT_USAGE", "EXIT_VIOLATED", "Usage
 # Errors that mean "bad usage or input" in every program: exit 2, one line.
 INPUT_ERRORS: tuple[type[Exception], ...] = (SnapshotError, TraceError, RecordError, EngineError)
 # Path problems (a missing trace, an output folder that is a file): named by the path.
+EXIT_BROKEN_PIPE = 141
 PATH_ERRORS: tuple[type[OSError], ...] = (FileNotFoundError, IsADirectoryError, NotADirectoryError,
                                           PermissionError)
 
@@ -105,6 +107,10 @@ def run(prog: str, body: Callable[[], int], usage_errors: tuple[type[Exception],
     caught: tuple[type[Exception], ...] = (UsageError, *PATH_ERRORS, *INPUT_ERRORS, *usage_errors)
     try:
         return body()
+    except BrokenPipeError:  # the reader went away (`verify … | head`): no traceback, and the
+        # shell's code for a write to a closed pipe (128 + SIGPIPE), since the verdict was not all written
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     except caught as e:
         print(f"{prog}: error: {one_line(e)}", file=sys.stderr)
         return EXIT_USAGE
