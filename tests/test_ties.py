@@ -5,14 +5,14 @@ import random
 
 import pytest
 
-from heuristics.gpu.cluster import Job
 from heuristics.gpu.compass import Compass
 from heuristics.gpu.ties import Choice, Script, ScriptError, every_script, pick
 from proofs_check.core.model import Outcome
 from proofs_check.gpu.canonical import canonical
-from proofs_check.gpu.events import Event, job_events, running_jobs
+from proofs_check.gpu.events import Event, apply_event, job_events, running_jobs, used_per_node
 from proofs_check.gpu.flat_claims import compass_factory
 from proofs_check.gpu.policy_model import EventBounds, PolicyModel
+from reach import reachable
 
 ALL_G = (1, 2, 3, 4, 5, 6, 7, 8)
 
@@ -51,12 +51,12 @@ def _walk(rng: random.Random, n: int, depth: int, bounds: EventBounds, chooser: 
     for _ in range(depth):
         view = canonical(pol.abs_view())
         pol = pol.with_state(view)
-        free = n * 8 - sum(nd_used for nd_used in (_used(nd) for nd in view.nodes))
+        free = n * 8 - sum(used_per_node(view))
         evs = job_events(running_jobs(view), free, bounds.demands, bounds.max_jobs, bounds.max_w)
         ev = rng.choice(evs)
         pol.ties = chooser  # type: ignore[assignment]
         pol.trial()  # inside a trial an operator failure is an outcome, and rollback undoes it
-        res = pol.arrive(Job(ev.job, ev.g, ev.w)) if ev.arrive else pol.depart(ev.job)
+        res = apply_event(pol, ev)
         if not res.ok:
             pol.rollback(view)
             continue
@@ -64,26 +64,8 @@ def _walk(rng: random.Random, n: int, depth: int, bounds: EventBounds, chooser: 
     return views
 
 
-def _used(nd) -> int:  # type: ignore[no-untyped-def]
-    return len(nd.pool) + sum(s.anchor_g + len(s.fillers) for s in nd.slots)
-
-
 def _reachable(n: int, depth: int, bounds: EventBounds) -> set:
-    m = PolicyModel(compass_factory("literal"), n, bounds)
-    front = [m.representative(s) for s in m.init_states()]
-    seen = set(front)
-    for _ in range(depth):
-        nxt = []
-        for s in front:
-            for a in m.actions(s):
-                st = m.step(s, a)
-                if st.outcome is Outcome.APPLIED:
-                    rep = m.representative(st.state)
-                    if rep not in seen:
-                        seen.add(rep)
-                        nxt.append(rep)
-        front = nxt
-    return seen
+    return reachable(PolicyModel(compass_factory("literal"), n, bounds), depth)
 
 
 def test_default_ties_are_option_zero() -> None:

@@ -14,7 +14,6 @@ from heuristics.gpu.cluster import Instance, Job, Placement
 from heuristics.gpu.registry import make_policy
 from heuristics.gpu.ties import Script
 from proofs_check.cli.verify import main
-from proofs_check.core.model import Outcome
 from proofs_check.core.verdict import Verdict
 from proofs_check.gpu.canonical import canonical
 from proofs_check.gpu.events import Event, FlatState, job_events
@@ -23,6 +22,7 @@ from proofs_check.gpu.policy_checks import PolicyCheckModel, PolicyTarget, detai
 from proofs_check.gpu.policy_claims import PolicyParams, replay_record, run_policy_claims
 from proofs_check.gpu.policy_model import EventBounds
 from proofs_check.gpu.trace_view import walk
+from reach import applied, reachable
 
 ALL_G = (1, 2, 3, 4, 5, 6, 7, 8)
 WITH_TIES = ("best-fit", "worst-fit", "fgd", "cafgd", "mcg")
@@ -97,20 +97,7 @@ def test_tie_options_are_the_nodes_of_equal_score_default_first(name: str, g: in
 def _reachable(name: str, n: int, depth: int, bounds: EventBounds) -> frozenset[FlatState]:
     """The representatives the policy.* model reaches within ``depth`` events."""
     m = PolicyCheckModel(lambda k: make_policy(name, k), n, bounds)
-    front = [m.representative(s) for s in m.init_states()]
-    seen = set(front)
-    for _ in range(depth):
-        nxt = []
-        for s in front:
-            for a in m.actions(s):
-                st = m.step(s, a)
-                if st.outcome is Outcome.APPLIED and not detail(st).refused:
-                    rep = m.representative(st.state)
-                    if rep not in seen:
-                        seen.add(rep)
-                        nxt.append(rep)
-        front = nxt
-    return frozenset(seen)
+    return frozenset(reachable(m, depth, lambda st: applied(st) and not detail(st).refused))
 
 
 WALK = (2, 5, (1, 2, 5))  # N, depth, demands; ≤ 3 jobs, w ≤ 2

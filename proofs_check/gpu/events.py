@@ -10,6 +10,7 @@ from typing import Any, Iterator, NamedTuple
 
 from heuristics.gpu.abs_space import AbsView, NodeView, SlotView
 from heuristics.gpu.cluster import Instance, Job, Placement
+from heuristics.gpu.policy import EventResult
 from proofs_check.gpu.canonical import FlatState
 
 
@@ -42,6 +43,11 @@ class Event(NamedTuple):
             raise ValueError(f"event must be 'arrive' or 'depart', got {d.get('event')!r}")
         return Event(d["event"] == "arrive", int(d["job"]), int(d["g"]), int(d["w"]),
                      tuple(int(c) for c in d.get("choices", ())))
+
+
+def apply_event(pol: Any, e: Event) -> EventResult:
+    """Run event ``e`` on scheduler ``pol`` (any object with ``arrive(Job)`` and ``depart(id)``)."""
+    return pol.arrive(Job(e.job, e.g, e.w)) if e.arrive else pol.depart(e.job)
 
 
 def is_arrival(e: Event) -> bool:

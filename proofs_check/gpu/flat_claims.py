@@ -203,7 +203,7 @@ _TWO_POOLS: Coverage = (
 _TWO_PARTIAL: Coverage = (("states with Φπ ≥ 2", lambda f: f.phi_pi >= 2),)
 _SLOT_FILLERS: Coverage = (("states with a filler in a slot", _fillers),
                            ("states with pool and slotted nodes", lambda f: f.n_pool() > 0 and f.n_slotted() > 0))
-_FUF: Coverage = (("states with a FUF anchor", lambda f: _has_fuf(f)),
+_FUF: Coverage = (("states with a FUF anchor", _has_fuf),
                   ("states with a filler in a FUF slot", lambda f: _fillers(f, fuf_only=True)))
 _PHI_TWO: Coverage = (("events leaving Φπ = 2", lambda f: f.phi_pi == 2),)
 _MOVES: Coverage = (("events that migrate", _moved),)

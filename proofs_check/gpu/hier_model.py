@@ -34,12 +34,11 @@ from heuristics.gpu.hier_cluster import (
     partial_panels,
 )
 from heuristics.gpu.hier_compass import HierCompass
-from heuristics.gpu.policy import EventResult
 from oracle.gpu.paper_phi import wcc_holds
 from oracle.result import Status
 from proofs_check.core.model import Outcome, Step, Undecided
 from proofs_check.gpu.canonical import canonical
-from proofs_check.gpu.events import Event, job_events, state_from_json, state_to_json
+from proofs_check.gpu.events import Event, apply_event, job_events, state_from_json, state_to_json
 from proofs_check.gpu.policy_model import OUTCOMES
 
 
@@ -301,8 +300,6 @@ def hier_facts(st: Step[HierView, Event]) -> HierFacts:
     return f
 
 
-def _apply(pol: Any, ev: Event) -> EventResult:
-    return pol.arrive(Job(ev.job, ev.g, ev.w)) if ev.arrive else pol.depart(ev.job)
 
 
 def _free_gpus(view: HierView) -> int:
@@ -327,7 +324,7 @@ class HierModel:
 
     def step(self, s: HierView, a: Event) -> Step[HierView, Event]:
         pol = self.proto.with_state(s)
-        res = _apply(pol, a)
+        res = apply_event(pol, a)
         return Step(s, a, OUTCOMES[res.outcome], pol.state_key() if res.ok else s, res.migrations, res.reason)
 
     def representative(self, s: HierView) -> HierView:
@@ -369,7 +366,7 @@ class K1Model:
 
     def step(self, s: AbsView, a: Event) -> Step[AbsView, Event]:
         f, h = self.flat.with_state(s), self.hier.with_state(flat_to_hier(s))
-        rf, rh = _apply(f, a), _apply(h, a)
+        rf, rh = apply_event(f, a), apply_event(h, a)
         if (rf.ok, rf.migrations) != (rh.ok, rh.migrations) or f.placement() != h.placement():
             return Step(s, a, Outcome.FAILED, s, (rf, rh), "flat and K = 1 decisions differ")
         if not rf.ok:  # both refused, or both failed the same way: agreement, and no successor
@@ -414,7 +411,7 @@ def walk(model: HierModel, events: list[Event]) -> list[dict[str, Any]]:
             names = {**names, ev.job: fresh}
             fresh += 1
         shown = f"{'+' if ev.arrive else '-'}J{names[ev.job]} (g={ev.g},w={ev.w})"
-        res = _apply(pol, ev)
+        res = apply_event(pol, ev)
         if not res.ok:
             steps.append({"event": shown, "state": cur, "lines": render(cur, names).splitlines(), "migrations": 0,
                           "failure": res.reason, "names": names})

@@ -53,7 +53,7 @@ from proofs_check.core.replay import first_firing, replay_steps, replay_verdict
 from proofs_check.core.search import Finding, Limits, Progress, explore
 from proofs_check.core.trace import Record, trace_record
 from proofs_check.core.verdict import ClaimResult, Explained, Verdict, explored_verdict, size_row
-from proofs_check.gpu.events import Event
+from proofs_check.gpu.events import Event, apply_event
 from proofs_check.gpu.flat_claims import ALL_G, Bounds
 from proofs_check.gpu.hier_model import HierFacts, HierModel, hier_facts, hier_running_jobs, legal_demands, shown_hier
 from proofs_check.gpu.policy_checks import ClaimTests, PolicyError, PolicyParams, PolicyTarget, claim_property
@@ -157,7 +157,7 @@ class HierPolicyModel(HierModel):
         what = str(a)
         try:
             pol = self.proto.with_state(s)
-            res = pol.arrive(Job(a.job, a.g, a.w)) if a.arrive else pol.depart(a.job)
+            res = apply_event(pol, a)
             after = pol.state_key()
         except Exception as e:
             return Step(s, a, Outcome.FAILED, s, HierDetail(), f"{what} raised {type(e).__name__}: {e}")

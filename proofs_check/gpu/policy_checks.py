@@ -18,7 +18,7 @@ from functools import lru_cache
 from typing import Any, Callable, Hashable, NamedTuple
 
 from heuristics.gpu.abs_space import AbsView, view_placement
-from heuristics.gpu.cluster import G_DEFAULT, Job, Placement, placement_violations
+from heuristics.gpu.cluster import G_DEFAULT, Placement, placement_violations
 from heuristics.gpu.policy import Migration, Policy
 from heuristics.gpu.policy import Outcome as PolicyOutcome
 from heuristics.gpu.registry import load_factory, make_policy, policy_migrates, policy_names, protocol_gaps
@@ -26,7 +26,7 @@ from heuristics.gpu.ties import Script
 from oracle.gpu.phi_star import min_nodes
 from oracle.result import Status
 from proofs_check.core.model import Expect, Numbers, On, Outcome, Property, Step, Undecided
-from proofs_check.gpu.events import Event, FlatState, is_arrival, running_jobs, used_per_node
+from proofs_check.gpu.events import Event, FlatState, apply_event, is_arrival, running_jobs, used_per_node
 from proofs_check.gpu.facts import Facts, sif_numbers
 from proofs_check.gpu.flat_claims import ALL_G
 from proofs_check.gpu.policy_model import PolicyModel, flat_key
@@ -172,7 +172,7 @@ class PolicyCheckModel(PolicyModel):
                 if not hasattr(pol, "ties"):
                     raise PolicyError(no_ties(pol))
                 pol.ties = ties
-            res = pol.arrive(Job(a.job, a.g, a.w)) if a.arrive else pol.depart(a.job)
+            res = apply_event(pol, a)
         except PolicyError:
             raise
         except Exception as e:

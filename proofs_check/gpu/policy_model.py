@@ -19,18 +19,19 @@ premise on the whole trajectory, so only WCC-only paths are explored.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Hashable, Sequence
+from typing import Any, Callable, Hashable, Iterator, Sequence
 
 from heuristics.gpu.abs_space import AbsView
-from heuristics.gpu.cluster import Job, Placement
+from heuristics.gpu.cluster import Placement
 from heuristics.gpu.policy import Outcome as PolicyOutcome
 from heuristics.gpu.policy import EventResult, Policy, StateKey
 from oracle.gpu.paper_phi import wcc_holds
 from heuristics.gpu.ties import Script, every_script
 from proofs_check.core.model import Outcome, Step
 from proofs_check.gpu.canonical import canonical
-from proofs_check.gpu.events import Event, FlatState, counts_of_state, job_events, running_jobs, state_from_json, \
+from proofs_check.gpu.events import Event, FlatState, apply_event, counts_of_state, job_events, running_jobs, state_from_json, \
     state_to_json, used_per_node
 
 OUTCOMES = {PolicyOutcome.APPLIED: Outcome.APPLIED, PolicyOutcome.REFUSED: Outcome.REFUSED,
@@ -48,21 +49,29 @@ class EventBounds:
     all_ties: bool = False  # every legal choice at the scheduler's tie points (needs ``ties`` on it)
 
 
+@contextmanager
+def answering(pol: Any, ties: Script | None) -> Iterator[None]:
+    """The policy's tie points answered by ``ties`` while the block runs (None: its default ties)."""
+    if ties is None:
+        yield
+        return
+    if not hasattr(pol, "ties"):
+        raise TypeError(f"{pol.name} exposes no tie points (a ``ties`` chooser attribute)")
+    pol.ties = ties
+    try:
+        yield
+    finally:
+        pol.ties = None
+
+
 def run_event(pol: Any, a: Event) -> EventResult:
     """Apply ``a`` to the policy, taking ``a.choices`` at its tie points. With choices the event
     runs as a ``trial`` (an operator failure under a choice is then an outcome): the caller
     discards ``pol`` afterwards or rolls it back."""
-    if a.choices:
-        if not hasattr(pol, "ties"):
-            raise TypeError(f"{pol.name} exposes no tie points (a ``ties`` chooser attribute)")
-        if hasattr(pol, "trial"):  # schedulers without apply-and-undo (the baselines) cannot fail under a choice
-            pol.trial()
-        pol.ties = Script(a.choices)
-    try:
-        return pol.arrive(Job(a.job, a.g, a.w)) if a.arrive else pol.depart(a.job)
-    finally:
-        if a.choices:
-            pol.ties = None
+    if a.choices and hasattr(pol, "trial"):  # schedulers without apply-and-undo (the baselines) cannot fail under a choice
+        pol.trial()
+    with answering(pol, Script(a.choices) if a.choices else None):
+        return apply_event(pol, a)
 
 
 def flat_key(key: StateKey) -> FlatState:
@@ -149,25 +158,18 @@ class PolicyModel:
             pol = self._base
         else:
             pol = self.proto.with_state(s)
-        if ties is not None:
-            if not hasattr(pol, "ties"):
-                raise TypeError(f"{pol.name} exposes no tie points (a ``ties`` chooser attribute)")
-            pol.ties = ties
-        try:
+        with answering(pol, ties):
             return self._apply(pol, s, a)
-        finally:
-            if ties is not None:
-                pol.ties = None
 
     def _apply(self, pol: Any, s: FlatState, a: Event) -> Step[FlatState, Event]:
         if not self._undo:
             self._base_state = None  # the event below changes this scheduler
-            res = pol.arrive(Job(a.job, a.g, a.w)) if a.arrive else pol.depart(a.job)
+            res = apply_event(pol, a)
             return Step(s, a, OUTCOMES[res.outcome], flat_key(pol.state_key()) if res.ok else s,
                         res.migrations, res.reason)
         pol.trial()
         try:
-            res = pol.arrive(Job(a.job, a.g, a.w)) if a.arrive else pol.depart(a.job)
+            res = apply_event(pol, a)
             if not res.ok:
                 return Step(s, a, OUTCOMES[res.outcome], s, res.migrations, res.reason)
             st = Step(s, a, Outcome.APPLIED, pol.view_after(s), res.migrations, res.reason)
