@@ -1,6 +1,7 @@
 """The timed event simulator on a mixed node list (issue 15 item 3): per-node capacities through
 placeholders, AGU over the real GPUs, Φπ per node's own capacity, the mixed Φ★, COMPASS on the
-8-GPU partition, migrating schedulers refused, unplaceable jobs counted; ``simulate --nodes-file``."""
+8-GPU partition, migrating schedulers refused (SIFOpt, FFT, DRR only with model-constrained jobs),
+unplaceable jobs counted; ``simulate --nodes-file``."""
 from __future__ import annotations
 
 import random
@@ -124,9 +125,11 @@ def test_unplaceable_jobs_are_counted_and_refusals_have_reasons():
     assert left == {Unplaceable.TOO_BIG: 1, Unplaceable.TOO_WIDE: 1, Unplaceable.NO_MODEL: 1}
     with pytest.raises(ValueError, match="job 0: g exceeds every node's capacity"):
         simulate(jobs, cfg)
-    for name in ("sifopt", "fft", "drr"):
-        with pytest.raises(ValueError, match="it migrates running instances"):
-            on_node_list(SimConfig(name, 0), _cluster([8, 4]), {}, jobs)
+    for name in ("sifopt", "fft", "drr"):  # they run natively on mixed capacities (tests/test_sifopt_mixed.py)
+        cfg, _, _ = on_node_list(SimConfig(name, 0), _cluster([8, 4]), {}, jobs)
+        assert cfg.capacities == (8, 4)
+        with pytest.raises(ValueError, match="it migrates running instances"):  # but not with gpu_spec jobs
+            on_node_list(SimConfig(name, 0), _cluster([8, 4]), {3: frozenset({"M"})}, jobs)
     with pytest.raises(ValueError, match="no 8-GPU node"):
         on_node_list(SimConfig("compass-literal", 0), _cluster([4, 2]), {}, jobs)
     cfg, _, _ = on_node_list(SimConfig("compass-literal", 0), _cluster([8, 4, 8]), {}, jobs)

@@ -12,7 +12,11 @@ by that round trip).
 
 Refused (:func:`placeholder_refusal`): a scheduler that migrates running instances (the built-in
 migrating table, or SIFOpt/FFT/DRR's repacking) — it would move placeholders; a scheduler whose
-state is not a ``Placement`` (COMPASS's ``AbsView``) — it cannot take them. Every event's
+state is not a ``Placement`` (COMPASS's ``AbsView``) — it cannot take them. A scheduler with an
+``on_capacities(capacities)`` method (SIFOpt, FFT, DRR: ``heuristics.gpu.sifopt.RepackingPolicy``)
+runs natively on mixed capacities instead, without placeholders (:func:`runs_natively`,
+:func:`mixed_refusal`); with model-constrained jobs it is still refused (its repack has no GPU
+models, and the temporary placeholders would be moved). Every event's
 migrations are checked: a placeholder that moves anyway is an error. Metrics read the real
 capacities, placeholders removed (:meth:`PlaceholderPolicy.used`); ``check_placeholders`` verifies
 them at the end of a run.
@@ -52,6 +56,22 @@ def placeholder_refusal(name: str, capacities: Sequence[int], constrained: bool)
     if policy_migrates(name, policy) or isinstance(policy, RepackingPolicy):
         return f"it migrates running instances, so it would move the placeholders that stand for {need}"
     return None
+
+
+def runs_natively(name: str, capacities: Sequence[int], constrained: bool) -> bool:
+    """Whether ``name`` runs on nodes of ``capacities`` by itself (its ``on_capacities``), not
+    through placeholders: mixed capacities, no model-constrained jobs."""
+    if len(set(capacities)) <= 1 or constrained:
+        return False
+    return callable(getattr(make_policy(name, 1, max(capacities)), "on_capacities", None))
+
+
+def mixed_refusal(name: str, capacities: Sequence[int], constrained: bool) -> str | None:
+    """Why ``name`` cannot run on nodes of ``capacities`` (with model-constrained jobs when
+    ``constrained``), natively or through placeholders; None when it can."""
+    if runs_natively(name, capacities, constrained):
+        return None
+    return placeholder_refusal(name, capacities, constrained)
 
 
 class PlaceholderError(RuntimeError):

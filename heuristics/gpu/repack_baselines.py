@@ -26,6 +26,9 @@ Readings chosen:
   minimum, like SIFOpt) by the fewest migrations — ``heuristics.gpu.sifopt.repack``: the exact
   min-migration ILP up to ``exact_max_nodes`` nodes, its documented heuristic beyond. Within the
   round: best-fit placement, no migrations on arrivals or departures (``"fft"``).
+* On mixed node capacities (``on_capacities``, docs/heterogeneous.md) both run natively: FFT's
+  repack is the min-migration oracle on per-node capacities; DRR reads "non-full" and "fits"
+  against each node's own capacity.
 * DRR's "lowest-utilisation node": the non-empty, non-full node with the fewest used GPUs
   (ties: lowest index). "Onto high-utilisation target nodes": its instances, largest first, each
   go to the best-fit node among the *other non-empty* nodes (fewest free GPUs that still fit —
@@ -100,9 +103,10 @@ class DRR(RoundPolicy):
     name = "drr"
 
     def reorganise(self) -> tuple[Migration, ...]:
-        p = self._bf.placement()
+        p = self.placement()
+        caps = self.capacities  # each node's own capacity (mixed capacities run natively)
         used = [p.used(n) for n in range(p.n_nodes)]
-        candidates = [n for n, u in enumerate(used) if 0 < u < p.capacity]
+        candidates = [n for n, u in enumerate(used) if 0 < u < caps[n]]
         if not candidates:
             return ()
         src = min(candidates, key=lambda n: (used[n], n))
@@ -110,13 +114,13 @@ class DRR(RoundPolicy):
         nodes = [list(node) for node in p.nodes]
         moves: list[Migration] = []
         for inst in sorted(nodes[src], key=lambda i: (-i.g, i.job)):
-            fits = [n for n in range(p.n_nodes) if n != src and 0 < used[n] <= p.capacity - inst.g]
+            fits = [n for n in range(p.n_nodes) if n != src and 0 < used[n] <= caps[n] - inst.g]
             if not fits:
                 return ()
-            dst = min(fits, key=lambda n: best_fit(p.capacity - used[n], n, inst.g, ()))
+            dst = min(fits, key=lambda n: best_fit(caps[n] - used[n], n, inst.g, ()))
             used[dst] += inst.g
             nodes[dst].append(inst)
             moves.append(Migration(inst.job, inst.g, src, dst, "drr-drain"))
         nodes[src] = []
-        self._bf = self._bf.with_state(Placement(p.capacity, tuple(tuple(sorted(n)) for n in nodes)))
+        self._set_placement(Placement(p.capacity, tuple(tuple(sorted(n)) for n in nodes)))
         return tuple(moves)

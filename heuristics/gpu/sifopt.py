@@ -44,6 +44,11 @@ Readings chosen (named ``"sifopt"`` in ``heuristics.gpu.registry``):
   when it gets stuck). (a) and (b) always reach Φ★ partial nodes, (c) only counts when it does;
   only the migration count may exceed the exact minimum.
 
+* **Mixed node capacities** (:meth:`RepackingPolicy.on_capacities`, docs/heterogeneous.md): SIFOpt
+  (and FFT, DRR) run natively — Φ★ is ``oracle.gpu.mixed_phi``'s, the repack is the min-migration
+  oracle on per-node capacities, a node is partial below its own capacity; the heuristic keeps
+  candidates (a) and (c) (candidate (b)'s ILP is written for one capacity).
+
 Every Φπ = Φ★ claim rests on a Φ★ certificate; if Φ★ itself is unknown (its solve hit the time
 limit) the event is done by best-fit without repacking and counted in ``stats.phi_unknown``.
 """
@@ -57,18 +62,20 @@ from typing import Iterable, NamedTuple, Self, Sequence
 from heuristics.gpu.baselines import NodeRulePolicy
 from heuristics.gpu.cluster import Instance, Job, Placement, check_job_shape
 from heuristics.gpu.policy import EventResult, Migration, StateKey
-from oracle.gpu.min_migration import min_migration_repack
+from oracle.gpu.min_migration import cluster_phi_star, min_migration_repack, witness_targets
 from oracle.gpu.patterns import Pattern, bin_patterns, from_sizes, load
 # The Φ★ oracle: the solver-free BFD certificate when it applies, else oracle.gpu.phi_star (tests
 # replace this name to simulate an unproven Φ★).
 from oracle.gpu.phi_bound import quick_phi_star as phi_star
 from oracle.gpu.plain_nodes import (
     Admission,
+    Capacity,
     Item,
     Move,
     Nodes,
     assign_patterns,
     instance_counts,
+    node_capacities,
     node_pattern,
     outflow,
     realise_target,
@@ -110,20 +117,28 @@ def to_placement(nodes: Nodes, capacity: int) -> Placement:
 
 
 class _Witness(NamedTuple):
-    """A proven Φ★ and a packing that attains it, as one node pattern per used node."""
+    """A proven Φ★ and a packing that attains it, as one target pattern per node (assigned to the
+    nodes at least cost)."""
 
     phi: int
-    patterns: list[Pattern]
+    targets: list[Pattern]
 
 
-def _witness_patterns(counts: tuple[int, ...], n_nodes: int, capacity: int,
-                      time_limit: float) -> tuple[Status, _Witness | None]:
-    """(status, the Φ★ witness when the status is optimal) of ``counts`` on ``n_nodes`` nodes."""
-    cert = phi_star(counts, n_nodes, capacity, time_limit)
+def _witness_targets(nodes: Nodes, caps: tuple[int, ...], capacity: int, new_items: Sequence[Item],
+                     time_limit: float) -> tuple[Status, _Witness | None]:
+    """(status, the Φ★ witness when the status is optimal) of ``nodes`` plus ``new_items`` on
+    nodes of ``caps`` (all of ``capacity`` GPUs: ``phi_star``; else ``oracle.gpu.mixed_phi``)."""
+    counts = instance_counts(nodes, new_items, capacity)
+    if any(c != capacity for c in caps):  # mixed, or a part of a mixed cluster of smaller nodes
+        cert = cluster_phi_star(counts, caps, time_limit)
+        if not cert.is_optimal or cert.objective is None:
+            return cert.status, None
+        return Status.OPTIMAL, _Witness(cert.objective, witness_targets(nodes, caps, capacity, cert))
+    cert = phi_star(counts, len(nodes), capacity, time_limit)
     if not cert.is_optimal or cert.objective is None:
         return cert.status, None
     pats = [from_sizes(d, capacity) for d, m in cert.witness for _ in range(m)]
-    return Status.OPTIMAL, _Witness(cert.objective, pats)
+    return Status.OPTIMAL, _Witness(cert.objective, assign_patterns(nodes, pats, capacity))
 
 
 def keep_nodes_witness(nodes: Nodes, capacity: int, new_items: Sequence[Item], phi: int,
@@ -155,18 +170,21 @@ def keep_nodes_witness(nodes: Nodes, capacity: int, new_items: Sequence[Item], p
     return [p for p, v in zip(pats, x) for _ in range(solver.value(v))]
 
 
-def consolidate(nodes: Nodes, capacity: int, new_items: Sequence[Item], phi: int) -> list[Pattern] | None:
+def consolidate(nodes: Nodes, capacity: Capacity, new_items: Sequence[Item], phi: int) -> list[Pattern] | None:
     """Drain partial nodes until Φ★ is reached: new instances first go best-fit (largest first);
     then, repeatedly, the partial node with the fewest instances (ties: fewest GPUs, lowest
     index) is emptied, its instances (largest first) each going to the fullest *other non-empty*
     node with room (best-fit). Each round empties a partial node without making an empty node
     partial, so Φπ falls every round. Returns the per-node target patterns, or None when an
-    instance finds no room (the strategy is stuck short of Φ★)."""
+    instance finds no room (the strategy is stuck short of Φ★). ``capacity`` may be one per node
+    (room and partial status against each node's own)."""
+    caps = node_capacities(capacity, len(nodes))
+    top = capacity if isinstance(capacity, int) else max(caps)
     content = [[g for _, g in node] for node in nodes]
     used = [sum(c) for c in content]
 
     def fullest_fit(g: int, allowed: Iterable[int]) -> int | None:
-        fits = [n for n in allowed if used[n] + g <= capacity]
+        fits = [n for n in allowed if used[n] + g <= caps[n]]
         return max(fits, key=lambda n: (used[n], -n)) if fits else None
 
     for g in sorted((g for _, g in new_items), reverse=True):
@@ -175,8 +193,8 @@ def consolidate(nodes: Nodes, capacity: int, new_items: Sequence[Item], phi: int
             return None
         content[n].append(g)
         used[n] += g
-    while sum(1 for u in used if 0 < u < capacity) > phi:
-        partial = [n for n, u in enumerate(used) if 0 < u < capacity]
+    while sum(1 for u, cap in zip(used, caps) if 0 < u < cap) > phi:
+        partial = [n for n, u in enumerate(used) if 0 < u < caps[n]]
         donor = min(partial, key=lambda n: (len(content[n]), used[n], n))
         for g in sorted(content[donor], reverse=True):
             n = fullest_fit(g, (m for m in range(len(nodes)) if m != donor and used[m] > 0))
@@ -185,7 +203,7 @@ def consolidate(nodes: Nodes, capacity: int, new_items: Sequence[Item], phi: int
             content[n].append(g)
             used[n] += g
         content[donor], used[donor] = [], 0
-    return [node_pattern([(0, g) for g in c], capacity) for c in content]
+    return [node_pattern([(0, g) for g in c], top) for c in content]
 
 
 def _cost(nodes: Nodes, targets: Sequence[Pattern], capacity: int) -> tuple[int, int]:
@@ -193,47 +211,54 @@ def _cost(nodes: Nodes, targets: Sequence[Pattern], capacity: int) -> tuple[int,
     return sum(m for m, _ in mig), sum(g for _, g in mig)
 
 
-def heuristic_repack(nodes: Nodes, capacity: int, new_items: Sequence[Item] = (),
+def heuristic_repack(nodes: Nodes, capacity: Capacity, new_items: Sequence[Item] = (),
                      time_limit: float = DEFAULT_TIME_LIMIT
                      ) -> tuple[str, Nodes | None, tuple[Move, ...], tuple[Admission, ...]]:
     """Reach Φ★ partial nodes without the min-migration ILP (module docstring, "The heuristic").
+    ``capacity`` may be one per node (mixed capacities: candidates (a) and (c) only, see
+    docs/heterogeneous.md).
 
     Returns (status, placement, moves, admissions); status 'ok', else Φ★'s status when Φ★ was not
     proven (infeasible, feasible or unknown) and placement None.
     """
-    status, total = _witness_patterns(instance_counts(nodes, new_items, capacity), len(nodes), capacity, time_limit)
+    caps = node_capacities(capacity, len(nodes))
+    top = capacity if isinstance(capacity, int) else max(caps)
+    status, total = _witness_targets(nodes, caps, top, new_items, time_limit)
     if total is None:
         return status, None, (), ()
     phi = total.phi
     # Candidate (a): full nodes stay, the rest is repacked to a Φ★ witness of what remains.
-    full = {n for n, node in enumerate(nodes) if sum(g for _, g in node) == capacity}
+    full = {n for n, node in enumerate(nodes) if sum(g for _, g in node) == caps[n]}
     rest = [n for n in range(len(nodes)) if n not in full]
-    sub = tuple(nodes[n] for n in rest)
-    _, part = _witness_patterns(instance_counts(sub, new_items, capacity), len(sub), capacity, time_limit)
+    _, part = _witness_targets(tuple(nodes[n] for n in rest), tuple(caps[n] for n in rest), top, new_items,
+                               time_limit)
     if part is not None and part.phi == phi:
-        a = [node_pattern(node, capacity) for node in nodes]
-        for n, p in zip(rest, assign_patterns(sub, part.patterns, capacity)):
+        a = [node_pattern(node, top) for node in nodes]
+        for n, p in zip(rest, part.targets):
             a[n] = p
     else:
-        a = assign_patterns(nodes, total.patterns, capacity)
+        a = total.targets
     candidates = [a]
-    # Candidate (b): a Φ★ witness that keeps as many whole current nodes as possible.
-    kept = keep_nodes_witness(nodes, capacity, new_items, phi, time_limit)
-    if kept is not None:
-        candidates.append(assign_patterns(nodes, kept, capacity))
+    # Candidate (b): a Φ★ witness that keeps as many whole current nodes as possible (its pattern
+    # ILP is written for one capacity).
+    if len(set(caps)) <= 1:
+        kept = keep_nodes_witness(nodes, top, new_items, phi, time_limit)
+        if kept is not None:
+            candidates.append(assign_patterns(nodes, kept, top))
     # Candidate (c): drain the cheapest partial nodes into the fullest ones (no witness).
     drained = consolidate(nodes, capacity, new_items, phi)
     if drained is not None:
         candidates.append(drained)
-    targets = min(candidates, key=lambda t: _cost(nodes, t, capacity))
+    targets = min(candidates, key=lambda t: _cost(nodes, t, top))
     placement, moves, admitted = realise_target(nodes, targets, new_items)
     return "ok", placement, moves, admitted
 
 
-def repack(nodes: Nodes, capacity: int, new_items: Sequence[Item], exact_max_nodes: int,
+def repack(nodes: Nodes, capacity: Capacity, new_items: Sequence[Item], exact_max_nodes: int,
            time_limit: float, stats: RepackStats, kind: str, solver: Solver = "cp-sat") -> RepackOutcome:
     """Move ``nodes`` (plus ``new_items``) to Φ★ partial nodes: exact when N ≤ exact_max_nodes and
-    the solve proves optimality, else by :func:`heuristic_repack`; ``stats`` records which."""
+    the solve proves optimality, else by :func:`heuristic_repack`; ``stats`` records which.
+    ``capacity``: G, or one capacity per node."""
     if len(nodes) <= exact_max_nodes:
         cert = min_migration_repack(nodes, capacity, new_items=new_items, time_limit=time_limit, solver=solver)
         if cert.is_optimal:
@@ -262,7 +287,16 @@ def _migrations(moves: Iterable[Move], kind: str) -> tuple[Migration, ...]:
 
 class RepackingPolicy:
     """Shared state of the migrating policies (SIFOpt, FFT, DRR): a best-fit cluster
-    (``heuristics.gpu.baselines.NodeRulePolicy``) whose placement a repack may replace."""
+    (``heuristics.gpu.baselines.NodeRulePolicy``) whose placement a repack may replace.
+
+    On mixed node capacities (:meth:`on_capacities`, docs/heterogeneous.md) the policy runs
+    natively: every repack, Φ★ and Φπ reads each node's own capacity (the min-migration oracle
+    and Φ★ of ``oracle.gpu`` take per-node capacities). Only the best-fit bookkeeping runs on
+    G = the largest capacity with a fixed *filler* of G − c_n GPUs on node n, so that its free
+    GPUs per node are the real ones (best-fit then decides exactly as on the real nodes); fillers
+    are internal: ``placement``, ``state_key``, ``running`` and every repack see real instances
+    only, and no migration can name one (repacks are computed on the real placement).
+    """
 
     name = "repacking"
 
@@ -276,21 +310,44 @@ class RepackingPolicy:
             raise ValueError(f"time_limit={time_limit} must be > 0")
         self.n_nodes = n_nodes
         self.capacity = capacity
+        self.capacities: tuple[int, ...] = (capacity,) * n_nodes
         self.exact_max_nodes = exact_max_nodes
         self.time_limit = time_limit
         self.solver = solver
         self.stats = RepackStats()
+        self._fillers: tuple[tuple[Instance, ...], ...] = ()  # per node; () on one capacity
         self._bf = NodeRulePolicy("best-fit", n_nodes, capacity)
+
+    def on_capacities(self, capacities: Sequence[int]) -> Self:
+        """This policy, with the same options and an empty cluster, on nodes of ``capacities``
+        (one per node; mixed capacities run natively, see the class docstring)."""
+        caps = tuple(capacities)
+        if not caps or any(isinstance(c, bool) or not isinstance(c, int) or c < 1 for c in caps):
+            raise ValueError(f"capacities={capacities!r} must be a non-empty list of integers >= 1")
+        if self.running():
+            raise ValueError("on_capacities needs an empty cluster")
+        other = copy.copy(self)
+        other.n_nodes, other.capacity, other.capacities = len(caps), max(caps), caps
+        other.stats = RepackStats()
+        # Job ids of fillers are negative (real jobs must have ids >= 0 on mixed nodes).
+        other._fillers = tuple(() if c == other.capacity else (Instance(-(n + 1), other.capacity - c),)
+                               for n, c in enumerate(caps)) if len(set(caps)) > 1 else ()
+        other._bf = NodeRulePolicy("best-fit", other.n_nodes, other.capacity)
+        return other.with_state(Placement(other.capacity, ((),) * other.n_nodes))
 
     # -- Policy protocol (arrive / depart are the subclasses') ----------------------------------
     def placement(self) -> Placement:
-        return self._bf.placement()
+        p = self._bf.placement()
+        if not self._fillers:
+            return p
+        return Placement(p.capacity, tuple(tuple(i for i in node if i.job >= 0) for node in p.nodes))
 
     def state_key(self) -> Placement:
         return self.placement()
 
     def running(self) -> dict[int, Job]:
-        return self._bf.running()
+        jobs = self._bf.running()
+        return {j: job for j, job in jobs.items() if j >= 0} if self._fillers else jobs
 
     def clone(self) -> Self:
         return self.with_state(self.placement())
@@ -299,28 +356,67 @@ class RepackingPolicy:
         # A shallow copy keeps every option and, in subclasses, their own scalar state (a round
         # policy's clock); only the mutable parts are replaced.
         other = copy.copy(self)
-        other._bf = self._bf.with_state(key)
+        other._bf = self._bf.with_state(self._filled(key))
         other.stats = replace(self.stats)
         return other
 
     def occupancy(self) -> tuple[int, ...]:
-        return self._bf.occupancy()
+        """Number of nodes at each used-GPU level 0..G (real instances)."""
+        if not self._fillers:
+            return self._bf.occupancy()
+        out = [0] * (self.capacity + 1)
+        for node in self.placement().nodes:
+            out[sum(i.g for i in node)] += 1
+        return tuple(out)
+
+    def partial_empty(self) -> tuple[int, int]:
+        """(partial nodes Φπ, empty nodes), each node against its own capacity."""
+        if not self._fillers:
+            occ = self._bf.occupancy()
+            return self.n_nodes - occ[0] - occ[-1], occ[0]
+        used = [sum(i.g for i in node) for node in self.placement().nodes]
+        return sum(1 for u, c in zip(used, self.capacities) if 0 < u < c), used.count(0)
 
     def _partial(self) -> int:
-        """Φπ from the occupancy histogram (O(G), no placement built)."""
-        occ = self._bf.occupancy()
-        return self.n_nodes - occ[0] - occ[-1]
+        """Φπ (from the occupancy histogram on one capacity: O(G), no placement built)."""
+        return self.partial_empty()[0]
 
     # -- helpers -------------------------------------------------------------------------------
+    def _filled(self, key: StateKey) -> StateKey:
+        """A real placement plus the fillers (mixed capacities; ValueError for a node over its
+        own capacity or a negative job id); ``key`` itself on one capacity."""
+        if not self._fillers or not isinstance(key, Placement):
+            return key
+        if key.n_nodes != self.n_nodes:
+            raise ValueError(f"placement has {key.n_nodes} nodes, the cluster {self.n_nodes}")
+        for n, (node, c) in enumerate(zip(key.nodes, self.capacities)):
+            if sum(i.g for i in node) > c or any(i.job < 0 for i in node):
+                raise ValueError(f"node {n}: {node} exceeds its {c} GPUs or has a negative job id")
+        return Placement(key.capacity, tuple(node + f for node, f in zip(key.nodes, self._fillers)))
+
+    def _node_capacity(self) -> Capacity:
+        """What the oracles take: G on one capacity, else the per-node capacities."""
+        return self.capacities if self._fillers else self.capacity
+
+    def _check_job(self, job: Job) -> None:
+        check_job_shape(job.g, job.w, self.capacity)
+        if self._fillers and job.id < 0:
+            raise ValueError(f"job {job.id}: ids must be >= 0 on mixed capacities (fillers use negative ids)")
+        if job.id in self._bf.running():
+            raise ValueError(f"job {job.id} is already running")
+
     def _phi_star(self, extra: Job | None = None) -> tuple[Status, int | None]:
         """(status, Φ★) of the running instances, plus ``extra``'s, on this cluster's N nodes;
         Φ★ is None unless the status is optimal (an unproven incumbent is not Φ★)."""
         counts = [0] * self.capacity
-        for job in self._bf.running().values():
+        for job in self.running().values():
             counts[job.g - 1] += job.w
         if extra is not None:
             counts[extra.g - 1] += extra.w
-        cert = phi_star(tuple(counts), self.n_nodes, self.capacity, self.time_limit)
+        if self._fillers:
+            cert = cluster_phi_star(counts, self.capacities, self.time_limit)
+        else:
+            cert = phi_star(tuple(counts), self.n_nodes, self.capacity, self.time_limit)
         return cert.status, cert.objective if cert.is_optimal else None
 
     def _repack_to_phi_star(self, kind: str) -> tuple[Migration, ...]:
@@ -336,11 +432,15 @@ class RepackingPolicy:
         return self._repack((), kind).migrations
 
     def _repack(self, new_items: Sequence[Item], kind: str) -> RepackOutcome:
-        out = repack(plain(self._bf.placement()), self.capacity, new_items, self.exact_max_nodes,
+        out = repack(plain(self.placement()), self._node_capacity(), new_items, self.exact_max_nodes,
                      self.time_limit, self.stats, kind, self.solver)
         if out.nodes is not None:
-            self._bf = self._bf.with_state(to_placement(out.nodes, self.capacity))
+            self._set_placement(to_placement(out.nodes, self.capacity))
         return out
+
+    def _set_placement(self, p: Placement) -> None:
+        """Replace the cluster's (real) placement."""
+        self._bf = self._bf.with_state(self._filled(p))
 
 
 class SIFOpt(RepackingPolicy):
@@ -349,9 +449,7 @@ class SIFOpt(RepackingPolicy):
     name = "sifopt"
 
     def arrive(self, job: Job) -> EventResult:
-        check_job_shape(job.g, job.w, self.capacity)
-        if job.id in self._bf.running():
-            raise ValueError(f"job {job.id} is already running")
+        self._check_job(job)
         status, phi = self._phi_star(job)
         if status is Status.INFEASIBLE:
             return EventResult.refused(f"job {job.id} ({job.w}x{job.g}) does not fit in "

@@ -49,7 +49,8 @@ discipline should try them, before each scheduling pass (a reordering makes the 
 fresh; anything but a permutation of the queue aborts the run).
 
 Mixed clusters (``SimConfig.capacities`` / ``node_models`` / ``job_models``; docs/heterogeneous.md):
-the policy runs through ``heuristics.gpu.placeholders.PlaceholderPolicy``; Φπ counts each node
+the policy runs through ``heuristics.gpu.placeholders.PlaceholderPolicy`` (SIFOpt, FFT and DRR run
+natively, ``on_capacities``, with ``partial_empty()``); Φπ counts each node
 against its own capacity, used GPUs and the blocking test are over the real GPU total, Φ★ is the
 mixed one (:func:`mixed_phi_star`), jobs that can never run are refused (filter them with
 :func:`split_placeable`; :func:`on_node_list` builds a scheduler's config from a node list).
@@ -70,8 +71,8 @@ from typing import Callable, Iterable, Mapping, NamedTuple, Protocol, Sequence, 
 
 from heuristics.gpu.cluster import Gang, Job
 from heuristics.gpu.node_list import NodeList
-from heuristics.gpu.placeholders import (PARTITION_ONLY, PlaceholderError, PlaceholderPolicy, placeholder_refusal,
-                                         run_cluster)
+from heuristics.gpu.placeholders import (PARTITION_ONLY, PlaceholderError, PlaceholderPolicy, mixed_refusal,
+                                         run_cluster, runs_natively)
 from heuristics.gpu.policy import Migration, Policy
 from heuristics.gpu.queueing import get_discipline
 from heuristics.gpu.registry import make_policy
@@ -355,7 +356,7 @@ def on_node_list(base: SimConfig, cluster: NodeList, job_models: Mapping[int, fr
     if not nodes.n_nodes:
         raise ValueError(f"the cluster has no {PARTITION_ONLY.get(base.policy)}-GPU node")
     jm = tuple((j.id, job_models[j.id]) for j in jobs if j.id in job_models)
-    why = placeholder_refusal(base.policy, nodes.capacities, bool(jm))
+    why = mixed_refusal(base.policy, nodes.capacities, bool(jm))
     if why is not None:
         raise ValueError(why)
     cfg = replace(base, n_nodes=nodes.n_nodes, capacity=max(nodes.capacities), job_models=jm,
@@ -456,8 +457,9 @@ class _Recorder:
 def node_counter(policy: Scheduler) -> Callable[[], tuple[int, int]]:
     """A reader of (partial nodes Φπ, fully empty nodes) using the policy's cheapest accessor
     (on a mixed cluster, each node against its own capacity: ``PlaceholderPolicy.partial_empty``)."""
-    if isinstance(policy, PlaceholderPolicy):
-        return policy.partial_empty
+    partial_empty = getattr(policy, "partial_empty", None)  # placeholders, or a native mixed policy
+    if partial_empty is not None:
+        return partial_empty  # type: ignore[no-any-return]
     if hasattr(policy, "occupancy"):
         def from_histogram() -> tuple[int, int]:
             occ = policy.occupancy()
@@ -484,9 +486,12 @@ def build_policy(config: SimConfig) -> Scheduler:
                          f"{config.n_nodes} of {config.capacity}")
     if config.node_models and len(config.node_models) != config.n_nodes:
         raise ValueError(f"node_models: {len(config.node_models)} entries for {config.n_nodes} nodes")
-    why = placeholder_refusal(config.policy, caps, bool(config.job_models))
+    why = mixed_refusal(config.policy, caps, bool(config.job_models))
     if why is not None:
         raise ValueError(f"{config.policy} cannot run on this cluster: {why}")
+    if runs_natively(config.policy, caps, bool(config.job_models)):  # SIFOpt, FFT, DRR: per-node capacities
+        policy = make_policy(config.policy, config.n_nodes, config.capacity, **dict(config.policy_opts))
+        return policy.on_capacities(caps)  # type: ignore[attr-defined, no-any-return]  # checked by runs_natively
     return PlaceholderPolicy(config.policy, caps, config.node_models or None, dict(config.job_models),
                              dict(config.policy_opts))
 

@@ -15,6 +15,13 @@ Input is plain data, so any scheduler (or a recorded snapshot) can ask: ``curren
 nodes, each a list of ``(job_id, g)`` items; ``capacity`` is G; ``n_nodes`` (optional) pads the
 cluster with empty nodes up to that count.
 
+Mixed node capacities (docs/heterogeneous.md): ``capacity`` may be one capacity per node. A node
+is then partial when non-empty and below its own capacity, Φ★ is ``oracle.gpu.mixed_phi``'s, and
+the model below keys its classes by (capacity, current pattern), class k taking the target
+patterns that fit c_k. The argument is unchanged (inside a class, nodes have one capacity and one
+content); with equal capacities everything — classes, columns, rows, hint — is the one-capacity
+model, so the answers are identical. GPU models are not part of this oracle.
+
 The model, and why it is exact although it never names an instance
 ------------------------------------------------------------------
 Let c[n][g] be the number of g-GPU instances on node n now and y[n][g] the number in the target.
@@ -75,15 +82,17 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, NamedTuple, Sequence
 
+from oracle.gpu.mixed_phi import MixedProblem, phi_star_mixed
 from oracle.gpu.one_move import best_single_move
 from oracle.gpu.patterns import Pattern, from_sizes
-# The Φ★ oracle of this module: the solver-free certificate when it applies, else
+# The Φ★ oracle of this module on one capacity: the solver-free certificate when it applies, else
 # oracle.gpu.phi_star (tests replace this name to simulate an unproven Φ★).
 from oracle.gpu.phi_bound import quick_phi_star as phi_star
 from oracle.gpu.plain_nodes import (
     Admission,
+    Capacity,
     Item,
     Move,
     Nodes,
@@ -91,6 +100,7 @@ from oracle.gpu.plain_nodes import (
     check_new_items,
     empty_count,
     instance_counts,
+    node_capacities,
     node_pattern,
     normalise,
     partial_count,
@@ -129,32 +139,60 @@ class Repack:
 
 
 
-def _unanswered(nodes: Nodes, capacity: int, target: int | None) -> Repack:
+class _Cluster(NamedTuple):
+    """A normalised placement and its nodes' capacities; ``capacity`` is G, the largest one (the
+    length of the pattern vectors). One capacity: exactly the single-capacity model."""
+
+    nodes: Nodes
+    capacity: int
+    caps: tuple[int, ...]
+
+    @staticmethod
+    def of(current: Sequence[Sequence[Item]], capacity: Capacity, n_nodes: int | None) -> _Cluster:
+        return _Cluster.on(normalise(current, capacity, n_nodes), capacity)
+
+    @staticmethod
+    def on(nodes: Nodes, capacity: Capacity) -> _Cluster:
+        """Already normalised ``nodes`` on ``capacity`` (G or one per node)."""
+        caps = node_capacities(capacity, len(nodes))
+        return _Cluster(nodes, capacity if isinstance(capacity, int) else max(caps), caps)
+
+    @property
+    def mixed(self) -> bool:
+        return len(set(self.caps)) > 1
+
+    @property
+    def model_caps(self) -> tuple[int, ...] | None:
+        """Per-node capacities for the ILP (None on one capacity: today's model, column for column)."""
+        return self.caps if self.mixed else None
+
+
+def _unanswered(cl: _Cluster, target: int | None) -> Repack:
     """The witness of a certificate without incumbent: only the question and the start."""
-    return Repack(None, False, target, partial_count(nodes, capacity), None, empty_count(nodes), None,
+    return Repack(None, False, target, partial_count(cl.nodes, cl.caps), None, empty_count(cl.nodes), None,
                   None, (), ())
 
 
-def _realised(nodes: Nodes, capacity: int, new_items: tuple[Item, ...], target: int | None,
+def _realised(cl: _Cluster, new_items: tuple[Item, ...], target: int | None,
               targets: Sequence[Pattern], gpus_proven: bool) -> tuple[int, Repack]:
     """(migrations, the witness) of the placement with per-node counts ``targets``."""
-    placement, moves, admitted = realise_target(nodes, targets, new_items)
-    return len(moves), Repack(sum(mv.g for mv in moves), gpus_proven, target, partial_count(nodes, capacity),
-                              partial_count(placement, capacity), empty_count(nodes), empty_count(placement),
+    placement, moves, admitted = realise_target(cl.nodes, targets, new_items)
+    return len(moves), Repack(sum(mv.g for mv in moves), gpus_proven, target, partial_count(cl.nodes, cl.caps),
+                              partial_count(placement, cl.caps), empty_count(cl.nodes), empty_count(placement),
                               placement, moves, admitted)
 
 
-def _certificate(m: RepackModel, raw: Certificate[int, Columns]) -> Certificate[int, Repack]:
+def _certificate(cl: _Cluster, m: RepackModel, raw: Certificate[int, Columns]) -> Certificate[int, Repack]:
     """A backend's certificate with its column values realised as a placement and moves."""
     if raw.objective is None:
-        return Certificate(raw.status, None, raw.bound, _unanswered(m.nodes, m.capacity, m.target),
+        return Certificate(raw.status, None, raw.bound, _unanswered(cl, m.target),
                            raw.solver, raw.solver_version, raw.wall_time)
     targets: list[Pattern] = [()] * len(m.nodes)
     slots = [iter(members) for _, members in m.classes]
     for (c, p), v in zip(m.columns, raw.witness.values):
         for _ in range(v):
             targets[next(slots[c])] = p
-    moves, witness = _realised(m.nodes, m.capacity, m.new_items, m.target, targets, raw.witness.gpus_proven)
+    moves, witness = _realised(cl, m.new_items, m.target, targets, raw.witness.gpus_proven)
     bound = moves if raw.is_optimal else raw.bound
     return Certificate(raw.status, moves, bound, witness, raw.solver, raw.solver_version, raw.wall_time)
 
@@ -162,28 +200,58 @@ def _certificate(m: RepackModel, raw: Certificate[int, Columns]) -> Certificate[
 SHORTCUT_SOLVER = "one-move search"
 
 
-def _shortcut(nodes: Nodes, capacity: int, target: int, t0: float) -> Certificate[int, Repack] | None:
+def _shortcut(nodes: Nodes, capacity: Capacity, target: int, t0: float) -> Certificate[int, Repack] | None:
     """A repack (no new instances) settled without the ILP (``oracle.gpu.one_move``): zero
     migrations when the placement already meets the target; one, the move carrying the fewest
     GPUs, when some single move does. None when at least two migrations are needed."""
-    targets = [node_pattern(node, capacity) for node in nodes]
-    if partial_count(nodes, capacity) > target:
-        classes: dict[Pattern, list[int]] = {}
-        for n, p in enumerate(targets):
-            classes.setdefault(p, []).append(n)
+    cl = _Cluster.on(nodes, capacity)
+    targets = [node_pattern(node, cl.capacity) for node in cl.nodes]
+    partial = partial_count(cl.nodes, cl.caps)
+    if partial > target:
+        classes: dict[tuple[int, Pattern], list[int]] = {}
+        for n, (p, cap) in enumerate(zip(targets, cl.caps)):
+            classes.setdefault((cap, p), []).append(n)
         order = list(classes.items())
-        move = best_single_move([(p, len(members)) for p, members in order], capacity,
-                                partial_count(nodes, capacity), target)
+        move = best_single_move([(p, len(members)) for (_, p), members in order], cl.capacity, partial, target,
+                                [cap for (cap, _), _ in order])
         if move is None:
             return None
         src, dst = order[move.src][1][0], order[move.dst][1][-1]
         targets[src] = tuple(c - (g == move.g - 1) for g, c in enumerate(targets[src]))
         targets[dst] = tuple(c + (g == move.g - 1) for g, c in enumerate(targets[dst]))
-    moves, witness = _realised(nodes, capacity, (), target, targets, True)
+    moves, witness = _realised(cl, (), target, targets, True)
     return Certificate(Status.OPTIMAL, moves, moves, witness, SHORTCUT_SOLVER, "1", time.perf_counter() - t0)
 
 
-def _solve(nodes: Nodes, capacity: int, new_items: tuple[Item, ...], target: int | None,
+def cluster_phi_star(counts: Sequence[int], caps: Sequence[int], time_limit: float) -> Certificate[int, Any]:
+    """Φ★ of ``counts`` (n_1..n_G) on nodes of ``caps``: every node of G GPUs, ``phi_star`` (the
+    BFD certificate, else the pattern ILP / DP); otherwise ``oracle.gpu.mixed_phi`` (witness per
+    class)."""
+    if any(c != len(counts) for c in caps):
+        return phi_star_mixed(caps, tuple(counts), time_limit=time_limit)
+    return phi_star(tuple(counts), len(caps), len(counts), time_limit)
+
+
+def witness_targets(nodes: Sequence[Sequence[Item]], caps: Sequence[int], capacity: int,
+                    cert: Certificate[int, Any]) -> list[Pattern]:
+    """Φ★'s witness (from :func:`cluster_phi_star` of counts of length ``capacity``) assigned to
+    the nodes at least cost (``plain_nodes.assign_patterns``; on mixed capacities class by class,
+    each witness class to the nodes of its capacity), as a target pattern per node."""
+    if all(c == capacity for c in caps):
+        return assign_patterns(nodes, [from_sizes(d, capacity) for d, mult in cert.witness for _ in range(mult)],
+                               capacity)
+    classes = MixedProblem.of(caps, ()).classes  # without model sets: one class per capacity
+    targets: list[Pattern] = [()] * len(nodes)
+    for c in sorted(set(caps)):
+        members = [n for n, cap in enumerate(caps) if cap == c]
+        pats = [from_sizes(d, capacity) for k, d, mult in cert.witness if classes[k].capacity == c
+                for _ in range(mult)]
+        for n, t in zip(members, assign_patterns([nodes[n] for n in members], pats, capacity)):
+            targets[n] = t
+    return targets
+
+
+def _solve(cl: _Cluster, new_items: tuple[Item, ...], target: int | None,
            time_limit: float, solver: Solver, to_phi_star: bool, shortcuts: bool) -> Certificate[int, Repack]:
     """Φ★ first (its certificate settles infeasibility and, with ``to_phi_star``, the target),
     then the ILP, hinted with Φ★'s witness assigned to the nodes at least cost: without the hint
@@ -191,23 +259,23 @@ def _solve(nodes: Nodes, capacity: int, new_items: tuple[Item, ...], target: int
     if solver not in BACKENDS:
         raise ValueError(f"unknown solver {solver!r}; known: {', '.join(BACKENDS)}")
     t0 = time.perf_counter()
-    phi = phi_star(instance_counts(nodes, new_items, capacity), len(nodes), capacity, time_limit)
+    phi = cluster_phi_star(instance_counts(cl.nodes, new_items, cl.capacity), cl.caps, time_limit)
     phi_value = phi.objective if phi.is_optimal else None
     if phi.status is Status.INFEASIBLE or (to_phi_star and phi_value is None):
         # Without a proven Φ★ there is no target, hence no incumbent: unknown, even when Φ★'s own
         # solve has a feasible incumbent.
         status = Status.INFEASIBLE if phi.status is Status.INFEASIBLE else Status.UNKNOWN
-        return Certificate(status, None, None, _unanswered(nodes, capacity, None), phi.solver,
+        return Certificate(status, None, None, _unanswered(cl, None), phi.solver,
                            phi.solver_version, time.perf_counter() - t0)
     if to_phi_star:
         target = phi_value
     if shortcuts and target is not None and not new_items:
-        quick = _shortcut(nodes, capacity, target, t0)
+        quick = _shortcut(cl.nodes, cl.caps, target, t0)
         if quick is not None:
             return quick
     levels_started = time.perf_counter()
     if shortcuts:
-        deepened = _deepening(nodes, capacity, new_items, target, _lower_bound(nodes, capacity, new_items, target),
+        deepened = _deepening(cl, new_items, target, _lower_bound(cl.nodes, cl.caps, new_items, target),
                               time_limit - (levels_started - t0), solver)
         if deepened is not None:
             return dataclasses.replace(deepened, wall_time=time.perf_counter() - t0)
@@ -216,10 +284,9 @@ def _solve(nodes: Nodes, capacity: int, new_items: tuple[Item, ...], target: int
     clock = t0 + (time.perf_counter() - levels_started)
     hint = None
     if phi_value is not None and (target is None or phi_value <= target):
-        witness = [from_sizes(d, capacity) for d, mult in phi.witness for _ in range(mult)]
-        hint = assign_patterns(nodes, witness, capacity)
-    m = build_model(nodes, capacity, new_items, target, hint)
-    out = _certificate(m, BACKENDS[solver](m, max(0.01, time_limit - (time.perf_counter() - clock))))
+        hint = witness_targets(cl.nodes, cl.caps, cl.capacity, phi)
+    m = build_model(cl.nodes, cl.capacity, new_items, target, hint, capacities=cl.model_caps)
+    out = _certificate(cl, m, BACKENDS[solver](m, max(0.01, time_limit - (time.perf_counter() - clock))))
     return dataclasses.replace(out, wall_time=time.perf_counter() - t0)
 
 
@@ -230,7 +297,7 @@ DEEPENING_LEVELS = 6  # budgets below this are tried before the unrestricted mod
 LEVEL_TIME_SHARE = 0.5
 
 
-def _lower_bound(nodes: Nodes, capacity: int, new_items: tuple[Item, ...], target: int | None) -> int:
+def _lower_bound(nodes: Nodes, capacity: Capacity, new_items: tuple[Item, ...], target: int | None) -> int:
     """Migrations proven necessary without a solve. Only nodes whose content changes can change
     status, and m migrations plus a new instances change at most 2m + a nodes, so reaching
     ``target`` from P partial nodes takes at least ⌈(P − target − a) / 2⌉. Without new instances
@@ -241,7 +308,7 @@ def _lower_bound(nodes: Nodes, capacity: int, new_items: tuple[Item, ...], targe
     return max(bound, 0 if new_items else 2)
 
 
-def _deepening(nodes: Nodes, capacity: int, new_items: tuple[Item, ...], target: int | None, lowest: int,
+def _deepening(cl: _Cluster, new_items: tuple[Item, ...], target: int | None, lowest: int,
                time_limit: float, solver: Solver) -> Certificate[int, Repack] | None:
     """Iterative deepening on the migration budget: the ILP with at most k migrations for
     k = lowest, lowest + 1, … < DEEPENING_LEVELS. Each level either is proven infeasible (then
@@ -252,46 +319,49 @@ def _deepening(nodes: Nodes, capacity: int, new_items: tuple[Item, ...], target:
     infeasible or one is not settled within LEVEL_TIME_SHARE × ``time_limit``: the
     caller then solves the unrestricted model, which is exact on its own."""
     for k in range(lowest, DEEPENING_LEVELS):
-        m = build_model(nodes, capacity, new_items, target, budget=k)
+        m = build_model(cl.nodes, cl.capacity, new_items, target, budget=k, capacities=cl.model_caps)
         raw = BACKENDS[solver](m, max(0.01, LEVEL_TIME_SHARE * time_limit))
         if raw.status is Status.INFEASIBLE:
             continue
         if raw.is_optimal and raw.witness.gpus_proven:
-            return _certificate(m, raw)
+            return _certificate(cl, m, raw)
         return None
     return None
 
 
-def min_migration_repack(current: Sequence[Sequence[Item]], capacity: int = 8,
+def min_migration_repack(current: Sequence[Sequence[Item]], capacity: Capacity = 8,
                          target_partial: int | None = None, n_nodes: int | None = None,
                          new_items: Sequence[Item] = (), time_limit: float = DEFAULT_TIME_LIMIT,
                          solver: Solver = "cp-sat", shortcuts: bool = True) -> Certificate[int, Repack]:
     """Fewest migrations (then fewest GPUs moved) to a packing of the current instances plus
     ``new_items`` with at most ``target_partial`` partial nodes (default: Φ★ with node limit N).
 
-    Infeasible when the instances do not fit in N nodes, or no packing meets the given target.
-    With ``shortcuts`` (the default) a repack without new instances that zero or one migration
-    settles is answered by exhaustion (``oracle.gpu.one_move``) instead of the ILP; ``False``
-    always solves the ILP (the tests compare the two).
+    ``capacity`` is G, or one capacity per node (mixed capacities, docs/heterogeneous.md: a node
+    is partial against its own capacity; N is then the list's length and the placement may list
+    fewer nodes). Infeasible when the instances do not fit in N nodes, or no packing meets the
+    given target. With ``shortcuts`` (the default) a repack without new instances that zero or
+    one migration settles is answered by exhaustion (``oracle.gpu.one_move``) instead of the ILP;
+    ``False`` always solves the ILP (the tests compare the two).
     """
-    nodes = normalise(current, capacity, n_nodes)
-    new_items = check_new_items(new_items, capacity)
+    cl = _Cluster.of(current, capacity, n_nodes)
+    new_items = check_new_items(new_items, cl.capacity)
     if target_partial is not None and target_partial < 0:
         raise ValueError(f"target_partial={target_partial} must be >= 0")
-    return _solve(nodes, capacity, new_items, target_partial, time_limit, solver,
+    return _solve(cl, new_items, target_partial, time_limit, solver,
                   to_phi_star=target_partial is None, shortcuts=shortcuts)
 
 
-def min_migrations_to_admit(current: Sequence[Sequence[Item]], capacity: int, job_g: int, job_w: int,
+def min_migrations_to_admit(current: Sequence[Sequence[Item]], capacity: Capacity, job_g: int, job_w: int,
                             job_id: int = -1, n_nodes: int | None = None,
                             time_limit: float = DEFAULT_TIME_LIMIT,
                             solver: Solver = "cp-sat") -> Certificate[int, Repack]:
     """Fewest migrations (then fewest GPUs moved) after which a gang job of ``job_w`` instances
-    of ``job_g`` GPUs fits: 0 when it fits already, infeasible when no packing holds it."""
-    if not 1 <= job_g <= capacity:
-        raise ValueError(f"job g={job_g} outside 1..{capacity}")
+    of ``job_g`` GPUs fits: 0 when it fits already, infeasible when no packing holds it.
+    ``capacity`` as in :func:`min_migration_repack` (g up to the largest node)."""
+    cl = _Cluster.of(current, capacity, n_nodes)
+    if not 1 <= job_g <= cl.capacity:
+        raise ValueError(f"job g={job_g} outside 1..{cl.capacity}")
     if job_w < 1:
         raise ValueError(f"job w={job_w} must be >= 1")
-    nodes = normalise(current, capacity, n_nodes)
-    return _solve(nodes, capacity, ((job_id, job_g),) * job_w, None, time_limit, solver, to_phi_star=False,
+    return _solve(cl, ((job_id, job_g),) * job_w, None, time_limit, solver, to_phi_star=False,
                   shortcuts=False)

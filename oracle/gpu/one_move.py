@@ -10,7 +10,9 @@ migration is the proven minimum, and the move carrying the fewest GPUs among all
 proven minimum of the secondary objective too (the same lexicographic objective as
 ``oracle.gpu.min_migration``). If none does, the caller solves the ILP.
 
-O(K²·G) for K node classes (K ≤ 67 for G = 8), whatever the number of nodes.
+O(K²·G) for K node classes (K ≤ 67 for G = 8), whatever the number of nodes. On mixed node
+capacities a class also has a capacity (``capacities``): room and partial status are read against
+it (docs/heterogeneous.md).
 """
 from __future__ import annotations
 
@@ -33,23 +35,25 @@ def _partial(used: int, capacity: int) -> int:
 
 
 def best_single_move(classes: Sequence[tuple[Pattern, int]], capacity: int, partial_now: int,
-                     target: int) -> OneMove | None:
+                     target: int, capacities: Sequence[int] | None = None) -> OneMove | None:
     """The single move with the fewest GPUs after which at most ``target`` nodes are partial
     (ties: the first in class order), or None when no single move gets there.
 
-    ``classes`` are (node pattern, number of nodes with it); ``partial_now`` the partial nodes now.
+    ``classes`` are (node pattern, number of nodes with it); ``partial_now`` the partial nodes now;
+    ``capacities`` each class's node capacity (default: ``capacity`` for all).
     """
     best: OneMove | None = None
     loads = [load(p) for p, _ in classes]
+    caps = [capacity] * len(classes) if capacities is None else list(capacities)
     for a, (pattern, members) in enumerate(classes):
         for g in range(1, capacity + 1):
             if not pattern[g - 1] or (best is not None and g >= best.g):
                 continue
-            src_delta = _partial(loads[a] - g, capacity) - _partial(loads[a], capacity)
+            src_delta = _partial(loads[a] - g, caps[a]) - _partial(loads[a], caps[a])
             for b, (_, others) in enumerate(classes):
-                if loads[b] + g > capacity or (a == b and members < 2):
+                if loads[b] + g > caps[b] or (a == b and members < 2):
                     continue
-                dst_delta = _partial(loads[b] + g, capacity) - _partial(loads[b], capacity)
+                dst_delta = _partial(loads[b] + g, caps[b]) - _partial(loads[b], caps[b])
                 if partial_now + src_delta + dst_delta <= target:
                     best = OneMove(g, a, b)
                     break

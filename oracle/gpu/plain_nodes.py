@@ -18,6 +18,9 @@ from oracle.gpu.patterns import Pattern
 
 Item = tuple[int, int]  # (job id, g)
 Nodes = tuple[tuple[Item, ...], ...]
+# GPUs per node: one capacity G for every node, or one per node (mixed capacities,
+# docs/heterogeneous.md: a node of c_n GPUs is partial when non-empty and using fewer than c_n).
+Capacity = int | Sequence[int]
 
 
 class Move(NamedTuple):
@@ -41,24 +44,42 @@ class Admission(NamedTuple):
 # Input checking and small helpers
 
 
-def normalise(current: Sequence[Sequence[Item]], capacity: int, n_nodes: int | None = None) -> Nodes:
+def node_capacities(capacity: Capacity, n_nodes: int) -> tuple[int, ...]:
+    """Each of ``n_nodes`` nodes' GPUs (``capacity`` for all when it is one integer)."""
+    return (capacity,) * n_nodes if isinstance(capacity, int) else tuple(capacity)
+
+
+def normalise(current: Sequence[Sequence[Item]], capacity: Capacity, n_nodes: int | None = None) -> Nodes:
     """Validate a placement given as plain data and pad it to ``n_nodes`` nodes.
 
-    Raises ValueError naming the node and item at fault: g outside 1..G, a node over capacity, a
-    job whose instances have different g, or ``n_nodes`` smaller than the placement.
+    ``capacity`` is G, or one capacity per node (then the cluster has that many nodes and the
+    placement may list fewer: the rest are empty; ``n_nodes``, if given, must agree).
+    Raises ValueError naming the node and item at fault: g outside 1..G (1..c_n), a node over
+    capacity, a job whose instances have different g, or ``n_nodes`` smaller than the placement.
     """
-    if not isinstance(capacity, int) or capacity < 1:
-        raise ValueError(f"capacity={capacity!r} must be a positive integer")
     nodes = tuple(tuple((int(j), int(g)) for j, g in node) for node in current)
+    if isinstance(capacity, int):
+        if capacity < 1:
+            raise ValueError(f"capacity={capacity!r} must be a positive integer")
+    elif not isinstance(capacity, Sequence) or not capacity:
+        raise ValueError(f"capacity={capacity!r} must be a positive integer or a non-empty list of them")
+    else:
+        for n, c in enumerate(capacity):
+            if isinstance(c, bool) or not isinstance(c, int) or c < 1:
+                raise ValueError(f"capacities[{n}]={c!r} must be a positive integer")
+        if n_nodes is not None and n_nodes != len(capacity):
+            raise ValueError(f"n_nodes={n_nodes} but {len(capacity)} node capacities")
+        n_nodes = len(capacity)
+    caps = node_capacities(capacity, max(len(nodes), n_nodes or 0))
     job_g: dict[int, int] = {}
-    for n, node in enumerate(nodes):
+    for n, (node, cap) in enumerate(zip(nodes, caps)):
         for j, g in node:
-            if not 1 <= g <= capacity:
-                raise ValueError(f"node {n}: job {j} has g={g} outside 1..{capacity}")
+            if not 1 <= g <= cap:
+                raise ValueError(f"node {n}: job {j} has g={g} outside 1..{cap}")
             if job_g.setdefault(j, g) != g:
                 raise ValueError(f"node {n}: job {j} has g={g} but g={job_g[j]} elsewhere")
-        if sum(g for _, g in node) > capacity:
-            raise ValueError(f"node {n}: {sum(g for _, g in node)} GPUs used > capacity {capacity}")
+        if sum(g for _, g in node) > cap:
+            raise ValueError(f"node {n}: {sum(g for _, g in node)} GPUs used > capacity {cap}")
     if n_nodes is not None:
         if n_nodes < len(nodes):
             raise ValueError(f"n_nodes={n_nodes} < {len(nodes)} nodes in the placement")
@@ -83,8 +104,10 @@ def node_pattern(node: Sequence[Item], capacity: int) -> Pattern:
     return tuple(out)
 
 
-def partial_count(nodes: Sequence[Sequence[Item]], capacity: int) -> int:
-    return sum(1 for node in nodes if 0 < sum(g for _, g in node) < capacity)
+def partial_count(nodes: Sequence[Sequence[Item]], capacity: Capacity) -> int:
+    """Nodes that are non-empty and not full (each against its own capacity)."""
+    caps = node_capacities(capacity, len(nodes))
+    return sum(1 for node, cap in zip(nodes, caps) if 0 < sum(g for _, g in node) < cap)
 
 
 def empty_count(nodes: Sequence[Sequence[Item]]) -> int:

@@ -1,9 +1,13 @@
 """The class-aggregated minimum-migration ILP (model in ``oracle.gpu.min_migration``'s docstring),
 on CP-SAT or on HiGHS through PuLP.
 
-Column (k, p) counts the nodes of current pattern class k given target pattern p; rows: each
+Column (k, p) counts the nodes of current class k given target pattern p; rows: each
 class's nodes get one pattern each, demands met exactly, at most ``target`` partial nodes, and
 optionally at most ``budget`` migrations (iterative deepening, ``min_migration._deepening``).
+On mixed node capacities (docs/heterogeneous.md) a class is (capacity, current pattern), its target
+patterns are those that fit its capacity, and a node is partial against its own capacity; patterns
+are count vectors of length G = the largest capacity. With one capacity this is the same model,
+column for column.
 CP-SAT (one worker, the default) solves in two stages (migrations, then GPUs with the count fixed);
 HiGHS (``solver="highs"``, the second opinion) the weighted objective W·migrations + GPUs.
 """
@@ -13,6 +17,7 @@ import math
 import time
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Callable, Literal, NamedTuple, Sequence
 
 from oracle import highs
@@ -38,6 +43,10 @@ class RepackModel:
     # At most this many migrations (columns that alone exceed it are left out); the caller has
     # proven that fewer than ``budget`` migrations cannot reach the target (see _deepening).
     budget: int | None = None
+    class_capacities: tuple[int, ...] = ()  # GPUs of each class's nodes (mixed capacities; else G)
+
+    def class_capacity(self, c: int) -> int:
+        return self.class_capacities[c] if self.class_capacities else self.capacity
 
     @property
     def weight(self) -> int:
@@ -67,23 +76,34 @@ class Columns(NamedTuple):
 NO_COLUMNS = Columns((), False)
 
 
+@lru_cache(maxsize=None)
+def _targets(room: int, capacity: int) -> tuple[Pattern, ...]:
+    """The target patterns of a node of ``room`` GPUs (the empty one included), as vectors of
+    length ``capacity``."""
+    return fill_patterns(room, capacity)
+
+
 def build_model(nodes: Nodes, capacity: int, new_items: tuple[Item, ...], target: int | None,
-                hint_targets: Sequence[Pattern] | None = None, budget: int | None = None) -> RepackModel:
+                hint_targets: Sequence[Pattern] | None = None, budget: int | None = None,
+                capacities: Sequence[int] | None = None) -> RepackModel:
     """The ILP; ``hint_targets`` (a target pattern per node, e.g. a witness) becomes the hint;
-    with a ``budget``, at most that many migrations."""
-    classes: dict[Pattern, list[int]] = {}
-    for n, node in enumerate(nodes):
-        classes.setdefault(node_pattern(node, capacity), []).append(n)
-    patterns = fill_patterns(capacity, capacity)  # the empty pattern included
-    cls = tuple((k, tuple(m)) for k, m in classes.items())
-    cols = tuple((i, p) for i in range(len(cls)) for p in patterns
+    with a ``budget``, at most that many migrations; ``capacities`` (one per node, at most
+    ``capacity``) for mixed node capacities."""
+    caps = (capacity,) * len(nodes) if capacities is None else tuple(capacities)
+    classes: dict[tuple[int, Pattern], list[int]] = {}
+    for n, (node, cap) in enumerate(zip(nodes, caps)):
+        classes.setdefault((cap, node_pattern(node, capacity)), []).append(n)
+    keys = tuple(classes)
+    cls = tuple((k, tuple(m)) for (_, k), m in classes.items())
+    cols = tuple((i, p) for i in range(len(cls)) for p in _targets(keys[i][0], capacity)
                  if budget is None or outflow(cls[i][0], p)[0] <= budget)
     hint = None
     if hint_targets is not None:
-        pairs = Counter((node_pattern(node, capacity), t) for node, t in zip(nodes, hint_targets))
-        hint = tuple(pairs.get((cls[i][0], p), 0) for i, p in cols)
+        pairs = Counter((cap, node_pattern(node, capacity), t) for node, cap, t in zip(nodes, caps, hint_targets))
+        hint = tuple(pairs.get((*keys[i], p), 0) for i, p in cols)
     return RepackModel(nodes, capacity, new_items, target, cls, cols,
-                       instance_counts(nodes, new_items, capacity), hint, budget)
+                       instance_counts(nodes, new_items, capacity), hint, budget,
+                       () if capacities is None else tuple(cap for cap, _ in keys))
 
 
 def _rows(m: RepackModel, x: Sequence[Any], add: Callable[[Any], Any],
@@ -99,7 +119,7 @@ def _rows(m: RepackModel, x: Sequence[Any], add: Callable[[Any], Any],
             if k:
                 per_g[g][0].append(v)
                 per_g[g][1].append(k)
-        if 0 < load(p) < m.capacity:
+        if 0 < load(p) < m.class_capacity(c):
             partial.append(v)
     for (_, members), terms in zip(m.classes, per_class):
         add(linear(terms, [1] * len(terms)) == len(members))

@@ -24,8 +24,10 @@ SNAPSHOT.json is the snapshot format of ``heuristics.gpu.snapshot`` (also read b
                    []]}                                        # node 2: empty
 
 A job's instances must all have the same g; a node's instances must fit its capacity. A snapshot
-with per-node ``capacities`` of different sizes (docs/heterogeneous.md) is refused (exit 2): the
-minimum-migration model is written for one capacity. Job ids
+with per-node ``capacities`` (docs/heterogeneous.md, e.g. ``"capacities": [8, 4, 2]``) is answered
+on those nodes: ``--job`` takes g up to the largest node, a node is partial when non-empty and
+below its own capacity, and Φ★ is the mixed one (``oracle.gpu.mixed_phi``); ``models`` are carried
+to ``after`` but constrain nothing (neither the placed instances nor ``--job`` name models). Job ids
 may be strings or integers; they are printed as given. ``--json`` prints the question, the
 certificate and ``after``: the placement after the moves (the job's instances included) as a
 canonical snapshot, readable by ``admit``, ``sifopt`` and ``verify --audit`` again.
@@ -40,13 +42,14 @@ from __future__ import annotations
 import json
 import re
 import sys
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any, Sequence, cast
 
 from heuristics.gpu.snapshot import JobId, Snapshot, load_snapshot
 from oracle.gpu.min_migration import (
     BACKENDS,
     DEFAULT_TIME_LIMIT,
+    Capacity,
     Nodes,
     Repack,
     Solver,
@@ -97,12 +100,29 @@ def exit_for(cert: MigrationCert) -> int:
     return {Status.OPTIMAL: EXIT_OK, Status.INFEASIBLE: EXIT_VIOLATED}.get(cert.status, EXIT_INCONCLUSIVE)
 
 
-def after_snapshot(nodes: Nodes, labels: Labels, capacity: int) -> Snapshot:
-    """The certificate's target placement as a snapshot with the file's job ids."""
-    return Snapshot.of_nodes([[(labels[j], g) for j, g in node] for node in nodes], capacity)
+def after_snapshot(nodes: Nodes, labels: Labels, snap: Snapshot) -> Snapshot:
+    """The certificate's target placement as a snapshot with the file's job ids (and the file's
+    per-node ``capacities`` and ``models``, if any)."""
+    after = Snapshot.of_nodes([[(labels[j], g) for j, g in node] for node in nodes], snap.capacity)
+    return replace(after, capacities=snap.capacities, models=snap.models)
 
 
-def as_json(cert: MigrationCert, question: dict[str, Any], labels: Labels) -> dict[str, Any]:
+def node_capacity(snap: Snapshot) -> Capacity:
+    """What the oracle takes: G, or one capacity per node when they differ."""
+    caps = snap.node_capacities()
+    return caps if snap.is_mixed else (caps[0] if caps else snap.capacity)
+
+
+def cluster_text(snap: Snapshot) -> str:
+    """``G=8``, or on mixed capacities how many nodes of each size."""
+    if not snap.is_mixed:
+        return f"G={node_capacity(snap)}"
+    caps = snap.node_capacities()
+    sizes = ", ".join(f"{caps.count(c)}×{c}-GPU" for c in sorted(set(caps), reverse=True))
+    return f"mixed capacities ({sizes}; partial = below the node's own capacity)"
+
+
+def as_json(cert: MigrationCert, question: dict[str, Any], labels: Labels, snap: Snapshot) -> dict[str, Any]:
     """One flat object: the question, the certificate with its witness's fields (job ids as in
     the snapshot) and ``after``, the placement the moves reach as a canonical snapshot."""
     r = cert.witness
@@ -111,7 +131,7 @@ def as_json(cert: MigrationCert, question: dict[str, Any], labels: Labels) -> di
     out["moves"] = [{**m._asdict(), "job": labels[m.job]} for m in r.moves]
     out["admitted"] = [{**a._asdict(), "job": labels[a.job]} for a in r.admitted]
     out["after"] = (None if r.placement is None
-                    else after_snapshot(r.placement, labels, question["capacity"]).to_json())
+                    else after_snapshot(r.placement, labels, snap).to_json())
     out.update(solver=cert.solver, solver_version=cert.solver_version, wall_time=cert.wall_time)
     return {"question": question, **out}
 
@@ -124,13 +144,14 @@ def _head(cert: MigrationCert, question: dict[str, Any]) -> str:
     if question["kind"] == "admit":
         return f"admit job {question['job']} ({question['w']} x {question['g']} GPUs, id {question['job_id']})"
     target = cert.witness.target_partial
-    is_phi_star = question.get("target") is None and target is not None
-    return f"repack to at most {target} partial node(s)" + (" (= Φ★)" if is_phi_star else "")
+    if target is None:  # Φ★ itself was not proven (a limit hit), so there is no target
+        return "repack to Φ★ partial nodes (Φ★ not proven)"
+    return f"repack to at most {target} partial node(s)" + (" (= Φ★)" if question.get("target") is None else "")
 
 
-def render(cert: MigrationCert, question: dict[str, Any], labels: Labels) -> str:
+def render(cert: MigrationCert, question: dict[str, Any], labels: Labels, snap: Snapshot) -> str:
     """The answer as text: status, cost, value (partial / empty nodes), every move."""
-    lines = [f"snapshot: {question['snapshot']}  N={question['n_nodes']}  G={question['capacity']}",
+    lines = [f"snapshot: {question['snapshot']}  N={question['n_nodes']}  {cluster_text(snap)}",
              _head(cert, question),
              f"status: {cert.status} ({cert.solver} {cert.solver_version}, {cert.wall_time:.3f} s)"]
     if cert.status == "infeasible":
@@ -172,25 +193,26 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.target is not None and (args.job is not None or args.target < 0):
         raise UsageError("--target: only with --repack, and >= 0")
     snap = load_snapshot(args.snapshot)
-    if snap.is_mixed:  # the minimum-migration ILP has one capacity; placeholders would be migrated
-        raise UsageError("mixed node capacities are not supported by the minimum-migration oracle yet "
-                         "(sifopt gives Φ★/SIF of such a snapshot)", file=args.snapshot, field="capacities")
     placement, labels = snap.placement("admit moves placed instances")
     nodes = [[(i.job, i.g) for i in node] for node in placement.nodes]
+    capacity = node_capacity(snap)
     question: dict[str, Any] = {"snapshot": args.snapshot, "capacity": snap.capacity, "n_nodes": snap.n_nodes}
+    if snap.is_mixed:
+        question["capacities"] = list(snap.node_capacities())
     solver = cast(Solver, args.solver)  # one of BACKENDS: argparse's choices
     if args.job is not None:
-        g, w = parse_job(args.job, snap.capacity)
+        g, w = parse_job(args.job, max(snap.node_capacities(), default=snap.capacity))
         label = new_job_label(args.job_id, labels)
         question.update(kind="admit", job=args.job, g=g, w=w, job_id=label)
-        cert = min_migrations_to_admit(nodes, snap.capacity, g, w, job_id=len(labels), n_nodes=snap.n_nodes,
+        cert = min_migrations_to_admit(nodes, capacity, g, w, job_id=len(labels), n_nodes=snap.n_nodes,
                                        time_limit=args.time_limit, solver=solver)
         labels = (*labels, label)
     else:
         question.update(kind="repack", target=args.target)
-        cert = min_migration_repack(nodes, snap.capacity, target_partial=args.target, n_nodes=snap.n_nodes,
+        cert = min_migration_repack(nodes, capacity, target_partial=args.target, n_nodes=snap.n_nodes,
                                     time_limit=args.time_limit, solver=solver)
-    print(json.dumps(as_json(cert, question, labels), indent=2) if args.json else render(cert, question, labels))
+    print(json.dumps(as_json(cert, question, labels, snap), indent=2) if args.json
+          else render(cert, question, labels, snap))
     return exit_for(cert)
 
 

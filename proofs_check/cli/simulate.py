@@ -34,10 +34,11 @@ compass-literal (on the 8-GPU partition). Prints the table with the oracle's exa
 A timed replay with ``--nodes-file PATH`` (openb node list) runs on those nodes, mixed capacities
 and GPU models included (``heuristics.gpu.simulator.on_node_list``, docs/heterogeneous.md): the
 cluster line is printed, COMPASS variants run on the 8-GPU partition (said in a note; N is then the
-partition's), a scheduler that cannot run on mixed nodes (a migrating one: sifopt, fft, drr) is
-skipped with its reason, and jobs that can never run (g above every node, a ``gpu_spec`` matching
-no node) are left out and counted in a note. AGU is over the cluster's real GPUs, Φπ per node's
-own capacity, Φ★ by ``oracle.gpu.mixed_phi``.
+partition's), sifopt, fft and drr run natively on the mixed capacities (their repacks take per-node
+capacities), a scheduler that cannot run there (another migrating one; sifopt, fft and drr when
+jobs are model-constrained) is skipped with its reason, and jobs that can never run (g above every
+node, a ``gpu_spec`` matching no node) are left out and counted in a note. AGU is over the
+cluster's real GPUs, Φπ per node's own capacity, Φ★ by ``oracle.gpu.mixed_phi``.
 
 Exit codes: 0 every run completed; 1 some run did not complete (a policy refused a departure or
 left the queue stuck — shown in the status column); 2 bad usage or input (one line on stderr).
