@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Callable, Generic, Hashable, Protocol, Sequence, TypeVar
+from typing import Any, Callable, Generic, Hashable, Protocol, Sequence, TypeVar, runtime_checkable
 
 S = TypeVar("S", bound=Hashable)
 A = TypeVar("A", bound=Hashable)
@@ -95,6 +95,30 @@ class StateModel(Protocol[S, A]):
     def action_to_json(self, a: A) -> dict[str, Any]: ...
 
     def action_from_json(self, d: dict[str, Any]) -> A: ...
+
+
+@runtime_checkable
+class Packing(Protocol):
+    """Optional for a model: a lossless compact encoding of its representatives.
+
+    The search keeps every distinct representative (seen-set) and a level's frontier as
+    ``pack(rep)`` and expands ``unpack(key)``; ``unpack(pack(s)) == s`` and equal states have equal
+    keys. A model without it is stored as it is."""
+
+    def pack(self, s: Any) -> Hashable: ...
+
+    def unpack(self, key: Any) -> Any: ...
+
+
+def _same(x: Any) -> Any:
+    return x
+
+
+def codec(model: Any) -> tuple[Callable[[Any], Hashable], Callable[[Any], Any]]:
+    """(pack, unpack) of ``model``: its :class:`Packing` methods, or the identity."""
+    if isinstance(model, Packing):
+        return model.pack, model.unpack
+    return _same, _same
 
 
 class Expect(Enum):

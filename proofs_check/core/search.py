@@ -45,7 +45,7 @@ from proofs_check.core.engine import SERIAL, Engine, WorkerLost
 from proofs_check.core.interrupt import INTERRUPTED
 from proofs_check.core.records import Exploration, Finding, Limits, PropertyOutcome, SizeStats
 from proofs_check.core.recovery import MAX_RECOVERIES, Resumable, Saver, Shards, shard_checkpoint, shard_restore
-from proofs_check.core.model import A, Numbers, On, Outcome, Property, S, StateModel, Step, failure_numbers
+from proofs_check.core.model import A, Numbers, On, Outcome, Property, S, StateModel, Step, codec, failure_numbers
 from proofs_check.core.tally import Rank, Tally
 Progress = Callable[[str], None]
 COUNTS = ("generated", "refused", "failures", "pruned")
@@ -78,14 +78,17 @@ class _Spec(Generic[S, A]):
 
 
 class Shard(Generic[S, A]):
-    """The states owned by one worker: its seen-set, its frontier (rank, state), one level's work."""
+    """The states owned by one worker: its seen-set, its frontier (rank, state), one level's work.
+
+    States are held as the model's packed keys (``core.model.codec``: compact bytes for the GPU
+    models, the state itself otherwise); a frontier state is unpacked when it is expanded."""
 
     def __init__(self, index: int, count: int, spec: _Spec[S, A]) -> None:
         self.index, self.count, self.spec = index, count, spec
-        self.seen: set[S] = set()
-        self.frontier: list[tuple[Rank, S]] = []
+        self.seen: set[Hashable] = set()
+        self.frontier: list[tuple[Rank, Hashable]] = []
         self.expanded: list[_Expanded] = []
-        self.own: dict[S, tuple[Rank, Step[S, A]]] = {}
+        self.own: dict[Hashable, tuple[Rank, Step[S, A]]] = {}
         self.new_parents: list[Rank] = []
         self.peers: list[Any] | None = None  # Dask actor handles: batches go to peers directly
         self.inbox: list[bytes] = []
@@ -98,8 +101,8 @@ class Shard(Generic[S, A]):
         ``expand`` can still receive)."""
         self.inbox.append(blob)
 
-    def seed(self, roots: list[tuple[Rank, S]]) -> None:
-        """Own these initial states."""
+    def seed(self, roots: list[tuple[Rank, Hashable]]) -> None:
+        """Own these initial states (packed keys)."""
         self.seen.update(s for _, s in roots)
         self.frontier = list(roots)
 
@@ -112,16 +115,18 @@ class Shard(Generic[S, A]):
         props = self._props(open_names, On.TRANSITION)
         failure_props = [p for p in self.spec.properties if p.failure_breaks and p.name in open_names]
         tally = Tally()
-        out: list[dict[S, tuple[Rank, Step[S, A]]]] = [{} for _ in range(self.count)]
+        out: list[dict[Hashable, tuple[Rank, Step[S, A]]]] = [{} for _ in range(self.count)]
         self.expanded = []
         timed_out = False
         # The inner loop runs once per transition: locals instead of attribute look-ups, no
         # owner hash with one shard, one Step per successor (``_represented`` updates it).
         step, within, actions = model.step, model.within, model.actions
+        pack, unpack = codec(model)
         count, index, seen = self.count, self.index, self.seen
         expanded = self.expanded
         refused_, failed_ = Outcome.REFUSED, Outcome.FAILED
-        for path, state in self.frontier:
+        for path, key in self.frontier:
+            state = unpack(key)
             if wall_deadline is not None and time.time() > wall_deadline:
                 timed_out = True
                 break
@@ -149,7 +154,7 @@ class Shard(Generic[S, A]):
                 rank = path + (i,)
                 if props:
                     tally.evaluate(props, st, False, rank)
-                succ = st.state
+                succ = pack(st.state)
                 dest = index if count == 1 else owner(succ, count)
                 if dest == index and succ in seen:
                     continue
@@ -173,18 +178,18 @@ class Shard(Generic[S, A]):
         """Keep the unseen successors routed here (minimum-rank discoverer each); state properties."""
         best = self.own
         for blob in batches + self.inbox:
-            for state, cand in pickle.loads(blob) if blob else ():
-                prev = best.get(state)
+            for key, cand in pickle.loads(blob) if blob else ():
+                prev = best.get(key)
                 if prev is None or cand[0] < prev[0]:
-                    best[state] = cand
+                    best[key] = cand
         props = self._props(open_names, On.STATE)
         tally = Tally()
         frontier = []
-        for state, (rank, st) in best.items():
-            if state in self.seen:
+        for key, (rank, st) in best.items():
+            if key in self.seen:
                 continue
-            self.seen.add(state)
-            frontier.append((rank, state))
+            self.seen.add(key)
+            frontier.append((rank, key))
             tally.evaluate(props, st, True, rank)
         self.own, self.inbox = {}, []
         self.frontier = frontier
@@ -277,7 +282,9 @@ def _explore_size(model: StateModel[S, A], props: list[Property[S, A]], outcomes
         for i, root in enumerate(roots):
             tally.evaluate(props, Step(None, None, Outcome.APPLIED, root), True, (i,))
         _apply(tally, props, outcomes, model)
-        seeds = [([((i,), r) for i, r in enumerate(roots) if owner(r, k) == j],) for j in range(k)]
+        pack = codec(model)[0]
+        keys = [pack(r) for r in roots]
+        seeds = [([((i,), key) for i, key in enumerate(keys) if owner(key, k) == j],) for j in range(k)]
         depth, frontier, snapshot = 0, stats.distinct, None
     else:
         stats = copy.deepcopy(resume["stats"])

@@ -30,6 +30,7 @@ from heuristics.gpu.policy import EventResult, Policy, StateKey
 from oracle.gpu.paper_phi import wcc_holds
 from heuristics.gpu.ties import Script, every_script
 from proofs_check.core.model import Outcome, Step
+from proofs_check.gpu import packed
 from proofs_check.gpu.canonical import canonical
 from proofs_check.gpu.events import Event, FlatState, apply_event, counts_of_state, job_events, running_jobs, state_from_json, \
     state_to_json, used_per_node
@@ -180,6 +181,12 @@ class PolicyModel:
 
     def representative(self, s: FlatState) -> FlatState:
         return self.canon(s)
+
+    def pack(self, s: FlatState) -> bytes:
+        return packed.pack(s)
+
+    def unpack(self, key: bytes) -> FlatState:
+        return packed.unpack(key)
 
     def within(self, st: Step[FlatState, Event]) -> bool:
         if not self.wcc_trajectory:

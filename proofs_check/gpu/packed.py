@@ -1,0 +1,86 @@
+"""A compact byte string for a flat cluster state (the search's seen-set and frontier entries).
+
+The explorer stores every distinct representative until the end of an exploration. As nested
+NamedTuples a state costs kilobytes and is re-hashed (recursively: tuples cache no hash) at every
+seen-set look-up; as one ``bytes`` object it costs a few dozen bytes and its hash is cached.
+``unpack(pack(s)) == s`` for every ``AbsView`` and ``Placement`` (tested), so the encoding is
+lossless and the search's figures do not depend on it.
+
+Layout (one byte per number): capacity, node count, then per node
+
+* ``AbsView``: kind code, pool size, the pool's job labels, slot count, and per slot its width,
+  anchor job, anchor g, filler count and filler labels;
+* ``Placement``: instance count, then (job, g) per instance.
+
+A state with a number outside 0..255 (or a node kind without a code) is stored as ``FALLBACK``
+followed by its pickle — a capacity is never 0, so the first byte tells the two apart.
+"""
+from __future__ import annotations
+
+import pickle
+
+from heuristics.gpu.abs_space import EMPTY, POOL, SLOTTED, AbsView, NodeView, SlotView
+from heuristics.gpu.cluster import Instance, Placement
+from proofs_check.gpu.canonical import FlatState
+
+FALLBACK = 0
+_ABS, _PLACEMENT = 1, 2
+KINDS = (EMPTY, POOL, SLOTTED, "blocked")  # "blocked": heuristics.gpu.compass.BLOCKED
+_KIND_CODE = {k: i for i, k in enumerate(KINDS)}
+
+
+def pack(state: FlatState) -> bytes:
+    """The state as bytes (see the module docstring)."""
+    out = [state.capacity, _ABS if isinstance(state, AbsView) else _PLACEMENT, len(state.nodes)]
+    try:
+        if isinstance(state, AbsView):
+            _abs_numbers(state, out)
+        else:
+            for node in state.nodes:
+                out.append(len(node))
+                for i in node:
+                    out += (i.job, i.g)
+        return bytes(out)
+    except (ValueError, KeyError):  # a number above 255 or an unknown kind
+        return bytes([FALLBACK]) + pickle.dumps(state, pickle.HIGHEST_PROTOCOL)
+
+
+def _abs_numbers(view: AbsView, out: list[int]) -> None:
+    code = _KIND_CODE
+    for nd in view.nodes:
+        out.append(code[nd.kind])
+        out.append(len(nd.pool))
+        out += nd.pool
+        out.append(len(nd.slots))
+        for s in nd.slots:
+            out += (s.width, s.anchor_job, s.anchor_g, len(s.fillers))
+            out += s.fillers
+
+
+def unpack(data: bytes) -> FlatState:
+    """The state ``pack`` encoded."""
+    if data[0] == FALLBACK:
+        state: FlatState = pickle.loads(data[1:])
+        return state
+    capacity, kind, n = data[0], data[1], data[2]
+    at = 3
+    if kind == _PLACEMENT:
+        nodes = []
+        for _ in range(n):
+            k = data[at]
+            nodes.append(tuple(Instance(data[at + 1 + 2 * i], data[at + 2 + 2 * i]) for i in range(k)))
+            at += 1 + 2 * k
+        return Placement(capacity, tuple(nodes))
+    views = []
+    for _ in range(n):
+        node_kind, k = KINDS[data[at]], data[at + 1]
+        pool = tuple(data[at + 2:at + 2 + k])
+        at += 2 + k
+        slots = []
+        for _ in range(data[at]):
+            width, job, g, f = data[at + 1:at + 5]
+            slots.append(SlotView(width, job, g, tuple(data[at + 5:at + 5 + f])))
+            at += 4 + f
+        at += 1
+        views.append(NodeView(node_kind, pool, tuple(slots)))
+    return AbsView(capacity, tuple(views))
