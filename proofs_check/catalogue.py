@@ -136,8 +136,8 @@ def _policy(ids: list[str], opts: RunOptions) -> list[ClaimResult]:
     out = policy_claims.run_policy_claims(ids, opts.policy, opts.bounds, params, opts.engine, opts.deadline,
                                           opts.progress)
     if opts.random and not interrupt.requested():
-        out = [policy_claims.sampled(r, opts.policy, params, opts.random, opts.seed, opts.random_nodes, opts.progress)
-               for r in out]
+        out = [policy_claims.sampled(r, opts.policy, params, opts.random, opts.seed, opts.random_nodes, opts.progress,
+                                     opts.bounds.ties == "all") for r in out]
     return out
 
 
@@ -150,7 +150,8 @@ def _sampled(r: ClaimResult, opts: RunOptions) -> ClaimResult:
         return r
     if opts.progress is not None:
         opts.progress(f"[{c.id}] sampling {opts.random} sequences, N ≤ {opts.random_nodes}, seed {opts.seed}")
-    rec, runs = sample_flat(c, opts.random, opts.seed, opts.random_nodes, opts.variant, opts.factory)
+    rec, runs = sample_flat(c, opts.random, opts.seed, opts.random_nodes, opts.variant, opts.factory,
+                            opts.bounds.ties == "all")
     stats = {**r.stats, "sampling": {"sequences": runs, "max_nodes": opts.random_nodes, "seed": opts.seed,
                                      "found": rec is not None}}
     bounds = {**r.bounds, "sampling": f"{opts.random} sequences, N ≤ {opts.random_nodes}, seed {opts.seed}"}

@@ -228,16 +228,20 @@ def test_binding_input_errors(tmp_path, rows, nodes, where):
 
 def test_mixed_capacities_use_per_node_capacity_and_the_mixed_oracle(tmp_path):
     """A 4-GPU pod on the 8-GPU node of an {8, 4} cluster: Φπ = 1 (the 8-GPU node is partial),
-    Φ★ = 0 (it fills the 4-GPU node), SIF = 1/2. Six GPUs on the 4-GPU node are a finding."""
+    Φ★ = 0 (it fills the 4-GPU node), SIF = 1/2. Six GPUs on the 4-GPU node are a finding; one
+    6-GPU pod there is bad input (no 4-GPU node can hold it, as g above every node's capacity)."""
     nodes = write(tmp_path, ["node,gpus", "big,8", "small,4"], "nodes.csv")
     binds = write(tmp_path, ["time,event,pod,node,gpus", "1,bind,p1,big,4"], "b.csv")
     (valid, sif), text = audit(binds, "1/2", nodes=nodes)
     assert "mixed capacities 1×8, 1×4" in text and sif.verdict == Verdict.HOLDS and sif.stats["worst SIF"] == "1/2"
     (_, sif), _ = audit(binds, "1/4", nodes=nodes)
     assert sif.verdict == Verdict.VIOLATED and sif.counterexample["Φ★"] == 0 and sif.counterexample["Φπ"] == 1
-    over = write(tmp_path, ["time,event,pod,node,gpus", "1,bind,p1,small,6"], "o.csv")
+    over = write(tmp_path, ["time,event,pod,node,gpus", "1,bind,p1,small,3", "2,bind,p2,small,3"], "o.csv")
     (valid, _), _ = audit(over, nodes=nodes)
     assert valid.counterexample["problems"] == ["node small: 6 GPUs used > capacity 4"]
+    too_big = write(tmp_path, ["time,event,pod,node,gpus", "1,bind,p1,small,6"], "t.csv")
+    with pytest.raises(AuditError, match=r"t.csv:2: field 'gpus': an instance of 6 GPUs on node small, which has 4"):
+        audit(too_big, nodes=nodes)
 
 
 def test_delta_log_with_node_list_and_mixed_header(tmp_path):

@@ -179,7 +179,6 @@ def test_default_domains_follow_k():
     (["--policy-opt", "hier-compass:variant=nope"], "does not build"),
     (["--policy-opt", "panels_per_domain=2"], "verify takes hier-compass:KEY=VALUE"),
     (["--random", "5"], "checked exhaustively"),
-    (["--ties", "all"], "are for flat schedulers"),
     (["--plot", "."], "are for flat schedulers"),
 ])
 def test_hier_policy_usage_errors(capsys, argv, needle):

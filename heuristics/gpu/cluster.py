@@ -10,7 +10,7 @@ verifier, the oracles' SIF computation) without defensive copies.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterable, NamedTuple, Protocol
+from typing import Iterable, NamedTuple, Protocol, Sequence
 
 G_DEFAULT = 8
 
@@ -94,23 +94,26 @@ def job_instance_counts(p: Placement) -> Counter:
     return Counter(i.job for node in p.nodes for i in node)
 
 
-def placement_violations(p: Placement, jobs: Iterable[Job] | None = None) -> list[str]:
+def placement_violations(p: Placement, jobs: Iterable[Job] | None = None,
+                         capacities: Sequence[int] | None = None) -> list[str]:
     """Every reason ``p`` is not a valid placement (empty list when valid).
 
     Checked: demands in 1..G, node capacity never exceeded, each job's instances all share the
     job's demand, and (when ``jobs`` is given) every running job has exactly w instances placed
-    (whole jobs only, no double booking) and no unknown job appears.
+    (whole jobs only, no double booking) and no unknown job appears. ``capacities``: each node's
+    own GPUs on a mixed cluster (docs/heterogeneous.md); default ``p.capacity`` for every node.
     """
     out: list[str] = []
     job_g: dict[int, int] = {}
     for n, node in enumerate(p.nodes):
+        cap = p.capacity if capacities is None else capacities[n]
         for inst in node:
-            if not 1 <= inst.g <= p.capacity:
-                out.append(f"node {n}: instance of job {inst.job} has g={inst.g} outside 1..{p.capacity}")
+            if not 1 <= inst.g <= cap:
+                out.append(f"node {n}: instance of job {inst.job} has g={inst.g} outside 1..{cap}")
             if job_g.setdefault(inst.job, inst.g) != inst.g:
                 out.append(f"job {inst.job}: instances with different demands {job_g[inst.job]} and {inst.g}")
-        if p.used(n) > p.capacity:
-            out.append(f"node {n}: {p.used(n)} GPUs used > capacity {p.capacity}")
+        if p.used(n) > cap:
+            out.append(f"node {n}: {p.used(n)} GPUs used > capacity {cap}")
     if jobs is not None:
         out += gang_violations(job_instance_counts(p), job_g, jobs)
     return out

@@ -56,6 +56,16 @@ H6. *Migrations.* GPU-level migrations name panels. A panel-level migration move
     src/dst = the first panel of the source/destination domain, kind prefixed ``panel-``
     (panels inside a domain are interchangeable at the panel level; ``hier_placement`` lays them
     out slot by slot).
+H7. *Tie points* (``heuristics.gpu.ties``, ``verify --ties all``). Both levels inherit every
+    tie point of ``Compass`` (docs/verify.md). The hierarchy adds three: at the panel level the
+    least-occupied domain a panel-filler is drawn from among equal ones (``PanelLevel
+    ._filler_source``) and the best-fit pool / GPU-only domain a panel-slot opens in among equal
+    free room (``PanelLevel._slot_host``); at the GPU level "pick any empty node" is a real choice
+    (a panel of one domain or of another: the domains then differ), one option per domain with
+    an empty panel, every fully empty domain being one option (they are interchangeable, as empty
+    nodes are in the flat scheduler). Option 0 is always the rule of H5. Not choices: which
+    panels of a domain each level holds (panels in a domain are interchangeable) and the repaired
+    slot repack (a rule of this toolkit).
 
 Findings and the claims that check all this: docs/hierarchical.md, ``proofs_check/gpu/hier_claims.py``.
 """
@@ -63,11 +73,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 from functools import partial
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from heuristics.gpu.abs_space import EMPTY, POOL, SLOTTED, AbsView, NodeView, slot_width
 from heuristics.gpu.cluster import G_DEFAULT, Job, Placement
-from heuristics.gpu.compass import BLOCKED, VARIANTS, Compass, Variant, _MinIndex
+from heuristics.gpu.compass import BLOCKED, VARIANTS, Compass, OperatorFailure, Variant, _MinIndex
 from heuristics.gpu.hier_abs import MAX_TABLE_P, HierView, gpu_panels, layout, reserved_panels
 from heuristics.gpu.hier_cluster import (
     G_PANEL,
@@ -82,6 +92,7 @@ from heuristics.gpu.hier_cluster import (
     panel_demand,
 )
 from heuristics.gpu.policy import EventResult, Migration, StateKey
+from heuristics.gpu.ties import Chooser, pick
 
 GPU, PANEL = "gpu", "panel"
 # BLOCKED (heuristics.gpu.compass): a node held by the other level (see HierCompass._install)
@@ -156,11 +167,12 @@ class PanelLevel(Compass):
         self._held_room.set(n, free if kind in (BLOCKED, POOL) else None)
 
     def _filler_source(self) -> int | None:
-        """Least-occupied domain holding a pool unit (a residual-panel unit included)."""
+        """Least-occupied domain holding a pool unit (a residual-panel unit included; equal ones:
+        a choice, reading H7)."""
         for c in range(1, self.capacity + 1):
-            for n in self._by_fill.members(c):
-                if self.pool[n]:
-                    return n
+            sources = [n for n in self._by_fill.members(c) if self.pool[n]]
+            if sources:
+                return pick(self.ties, "panel filler draw: which least-occupied domain", sources)
         return None
 
     def _class_items(self, cls: str, n: int) -> list[Any]:
@@ -177,10 +189,16 @@ class PanelLevel(Compass):
         return self._unit_room() - self._vac_total - fillers
 
     def _slot_host(self, w: int) -> int | None:
+        """A slotted domain (best fit), else a pool or GPU-only domain with ≥ w free panels (best
+        fit; equal ones: a choice, reading H7)."""
         n = super()._slot_host(w)
-        if n is None:
-            n = next((m for d in range(w, self.capacity) if (m := self._held_room.lowest(d)) is not None), None)
-        return n
+        if n is not None:
+            return n
+        for d in range(w, self.capacity):
+            hosts = self._held_room.members(d)
+            if hosts:
+                return pick(self.ties, "panel slot host: argmin free panels (pool / GPU-only domain)", hosts)
+        return None
 
     def _admissible(self, job: Job) -> int:
         room = super()._admissible(job)
@@ -223,6 +241,61 @@ class PanelLevel(Compass):
         return c
 
 
+class _EmptyPanels(_MinIndex):
+    """The GPU level's empty panels: with a chooser, "pick any empty node" asks it (reading H7)."""
+
+    def __init__(self, level: "GpuLevel") -> None:
+        super().__init__(lambda n: 0 if level.kind[n] == EMPTY else None)
+        self._level = level
+
+    def lowest(self, k: int) -> int | None:
+        if k != 0 or self._level.ties is None:
+            return super().lowest(k)
+        options = self._level.empty_options()
+        return pick(self._level.ties, "GPU level: which domain's empty panel", options) if options else None
+
+
+class GpuLevel(Compass):
+    """The GPU level of Appendix D: COMPASS with the panels of ``panels_per_domain``-panel domains
+    as its nodes. It differs from the flat scheduler in one respect only: empty panels of
+    different domains are not interchangeable, so under a chooser "pick any empty node" is a
+    choice among domains (reading H7). ``Compass`` asks ``_empty.lowest(0)`` for that node."""
+
+    def __init__(self, n_nodes: int, capacity: int, variant: Variant, panels_per_domain: int) -> None:
+        self.panels_per_domain = panels_per_domain
+        super().__init__(n_nodes, capacity, variant)
+
+    def _blank(self) -> None:
+        super()._blank()
+        self._empty = _EmptyPanels(self)
+
+    def empty_options(self) -> list[int]:
+        """The lowest empty panel of each domain that has one, in domain order (option 0: the
+        lowest empty panel, H5); of the fully empty domains only the first."""
+        k = self.panels_per_domain
+        firsts: dict[int, int] = {}
+        for p in self._empty.members(0):
+            firsts.setdefault(p // k, p)
+        out, empty_domain = [], False
+        for d, p in firsts.items():
+            if all(self.kind[q] == EMPTY for q in range(d * k, d * k + k)):
+                if empty_domain:
+                    continue
+                empty_domain = True
+            out.append(p)
+        return out
+
+    def with_state(self, view: StateKey) -> "GpuLevel":
+        c = Compass.with_state(self, view)
+        c.__class__ = GpuLevel
+        assert isinstance(c, GpuLevel)
+        c.panels_per_domain = self.panels_per_domain
+        c._empty = _EmptyPanels(c)
+        for n in range(c.n_nodes):
+            c._empty.touch(n)
+        return c
+
+
 class HierCompass:
     """Hierarchical COMPASS-ABS on ``n_domains`` domains of ``panels_per_domain`` panels;
     implements ``heuristics.gpu.policy.Policy`` with the panels as its nodes (capacity 8)."""
@@ -241,7 +314,7 @@ class HierCompass:
             variant = VARIANTS[variant]
         k = panels_per_domain
         self._configure(topology, variant, eight_gpu_level,
-                        {GPU: Compass(1, G_PANEL, variant), PANEL: PanelLevel(1, k, panel_variant(variant, k))})
+                        {GPU: GpuLevel(k, G_PANEL, variant, k), PANEL: PanelLevel(1, k, panel_variant(variant, k))})
         self._install(HierView(k, AbsView(k, (NodeView(EMPTY),) * n_domains),
                                AbsView(G_PANEL, (NodeView(EMPTY),) * topology.n_panels)))
 
@@ -348,7 +421,7 @@ class HierCompass:
             hist[hp.used(n)] += 1
         return tuple(hist)
 
-    # ----------------------------------------------------------------- Algorithm 1, two levels
+    # ----------------------------------------------------------------- dispatch
     def level_of(self, g: int) -> str:
         """Dispatch of D.4: sub-panel → GPU level, every other class → panel level; g = 8 by
         ``eight_gpu_level`` (reading H2: the panel level; "gpu" is the other reading of D.3)."""
@@ -356,20 +429,56 @@ class HierCompass:
             return self.eight_gpu_level
         return GPU if instance_class(g, self.topology.panels_per_domain) == SUB_PANEL else PANEL
 
+    # ----------------------------------------------------------------- tie points (reading H7)
+    @property
+    def ties(self) -> Chooser | None:
+        """The chooser both levels ask at their tie points (None: the rules of H5)."""
+        return self._level[GPU].ties
+
+    @ties.setter
+    def ties(self, chooser: Chooser | None) -> None:
+        for lv in self._level.values():
+            lv.ties = chooser
+
+    def _trial(self) -> "HierCompass":
+        """A copy to run one event on, answering this scheduler's chooser. Under a chooser each
+        level runs inside a ``Compass.trial``, so an operator failure under some choice is that
+        event's outcome (not judged beforehand on the default choices)."""
+        t = self.clone()
+        t.ties = self.ties
+        if t.ties is not None:
+            for lv in t._level.values():
+                lv.trial()
+        return t
+
+    def _adopt(self, t: "HierCompass") -> None:
+        for lv in t._level.values():
+            lv._touched = None  # the trial's change log (Compass.trial): the event is kept
+        self._level, self._jobs = t._level, t._jobs
+
+    @staticmethod
+    def _guarded(event: Callable[[], EventResult]) -> EventResult:
+        try:
+            return event()
+        except OperatorFailure as e:
+            return EventResult.failure(f"operator failure: {e}")
+
+    # ----------------------------------------------------------------- Algorithm 1, both levels
     def arrive(self, job: Job) -> EventResult:
         """Algorithm 1 at the job's level, then the other level's Compact; under a variant with
-        ``filler_reserve`` the arrival must also keep the two-level reserve (``_reserve_margin``)."""
+        ``filler_reserve`` the arrival must also keep the two-level reserve (``_reserve_margin``).
+        Under a chooser the event runs on a copy that is kept only if it is applied."""
         k = self.topology.panels_per_domain
         # an arrival takes at most K free panels per instance (a panel-slot) or adds one to the
         # GPU fillers' need: with this margin no trial is needed
-        if not self.variant.filler_reserve or self._reserve_margin() >= (k + 1) * job.w:
+        if self.ties is None and (not self.variant.filler_reserve or self._reserve_margin() >= (k + 1) * job.w):
             return self._arrive_here(job)
-        trial = self.clone()
-        res = trial._arrive_here(job)
-        if res.ok and trial._reserve_margin() < 0:
+        trial = self._trial()
+        res = trial._guarded(lambda: trial._arrive_here(job))
+        if res.ok and self.variant.filler_reserve and trial._reserve_margin() < 0:
             return EventResult.refused("does not fit: a filler of one level would lose its seat to return to")
         if res.ok:
-            self._level, self._jobs = trial._level, trial._jobs
+            self._adopt(trial)
         return res
 
     def _reserve_margin(self) -> int:
@@ -408,6 +517,15 @@ class HierCompass:
     def depart(self, job_id: int) -> EventResult:
         if job_id not in self._jobs:
             raise ValueError(f"job {job_id} is not running")
+        if self.ties is None:
+            return self._depart_here(job_id)
+        trial = self._trial()
+        res = trial._guarded(lambda: trial._depart_here(job_id))
+        if res.ok:
+            self._adopt(trial)
+        return res
+
+    def _depart_here(self, job_id: int) -> EventResult:
         level, _ = self._jobs[job_id]
         held = self._job_nodes(level, job_id)
         res = self._level[level].depart(job_id)

@@ -75,3 +75,20 @@ def every_script(run: Callable[[Script], R]) -> Iterator[tuple[tuple[Choice, ...
             for alt in range(made[i].options - 1, 0, -1):
                 stack.append(taken[:i] + (alt,))
         yield tuple(made), result
+
+
+class Drawn(Script):
+    """A :class:`Chooser` that answers every point with ``draw(k)`` (e.g. a seeded random source:
+    ``verify --random K --ties all`` takes a random legal option at each tie point) and records
+    its answers like :class:`Script`, so the sequence it took replays as a script."""
+
+    def __init__(self, draw: Callable[[int], int]) -> None:
+        super().__init__()
+        self.draw = draw
+
+    def pick(self, point: str, k: int) -> int:
+        taken = self.draw(k)
+        if not 0 <= taken < k:
+            raise ScriptError(f"choice {len(self.made) + 1} ({point}): drew option {taken} of {k}")
+        self.made.append(Choice(point, k, taken))
+        return taken

@@ -98,8 +98,8 @@ def bounds(args: argparse.Namespace, argv: list[str], given: Bounds) -> Bounds:
     for field, flag in FLAGS.items():
         if not any(a == flag or a.startswith(flag + "=") for a in argv):
             out = replace(out, **{field: defaults[field]})
-    if args.policy == hier_policy.NAME and (out.every_n or out.ties == "all" or args.plot):
-        raise UsageError(f"--max-nodes all, --ties all and --plot are for flat schedulers; {hier_policy.NAME} is "
+    if args.policy == hier_policy.NAME and (out.every_n or args.plot):
+        raise UsageError(f"--max-nodes all and --plot are for flat schedulers; {hier_policy.NAME} is "
                          f"checked on D = 1..--max-nodes domains")
     if out.every_n:  # the cutoff's cap follows the policy's job and width bounds
         out = every_n_bounds(out)
@@ -118,7 +118,7 @@ def target_and_params(args: argparse.Namespace) -> tuple[PolicyTarget, PolicyPar
             raise PolicyError(f"--policy-opt: verify takes options of {hier_policy.NAME} only")
         if args.policy == hier_policy.NAME and args.random:
             raise PolicyError(f"--random: sampling is for flat schedulers; {hier_policy.NAME} is checked exhaustively")
-        if args.ties == "all":
+        if args.ties == "all" and args.policy != hier_policy.NAME:  # hier-compass: HierCompass.ties (reading H7)
             require_ties(target)
     try:
         k = int(args.bound)

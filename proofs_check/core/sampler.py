@@ -7,12 +7,17 @@ outside the premise filter (``model.within``) are skipped too. ``hypothesis.targ
 the property's ``score`` (e.g. Φπ − Φ★). A failure is shrunk by Hypothesis (seeded, no database):
 shrinking moves choices toward 0, i.e. toward the first actions of each state.
 
+With ``ties`` (``--random K --ties all``) every tie point of the scheduler is answered by a
+drawn option too (:class:`TieDrawing`: the model's ``step_drawing``), and the step's action
+records the options taken, so the trace replays them; shrinking moves them toward option 0, the
+default tie-breaking.
+
 Sampling never proves anything about the unsampled space: it can only add a counterexample
 (violated) or a reachability witness.
 """
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
 from hypothesis import HealthCheck, Phase, given, seed, settings, target
 from hypothesis import strategies as st
@@ -24,24 +29,31 @@ from proofs_check.core.search import Finding
 MAX_ACTIONS = 30
 
 
+@runtime_checkable
+class TieDrawing(Protocol[S, A]):
+    """A state model whose scheduler's tie points can be answered by a draw."""
+
+    def step_drawing(self, s: S, a: A, draw: Callable[[int], int]) -> Step[S, A]:
+        """``a`` from ``s`` with every tie point of k options answered by ``draw(k)`` (0 ≤ · < k);
+        the step's action records the options taken."""
+        ...
+
+
 class _Found(AssertionError):
     pass
 
 
 def sample(model_of: Callable[[int], StateModel[S, A]], sizes: Sequence[int], prop: Property[S, A], runs: int,
-           seed_value: int, max_actions: int = MAX_ACTIONS) -> tuple[Finding[S, A] | None, int]:
-    """Run ``runs`` sampled sequences; returns (the shrunk finding or None, sequences run)."""
+           seed_value: int, max_actions: int = MAX_ACTIONS, ties: bool = False) -> tuple[Finding[S, A] | None, int]:
+    """Run ``runs`` sampled sequences; returns (the shrunk finding or None, sequences run).
+    ``ties``: a drawn option at every tie point (the models must be :class:`TieDrawing`)."""
     count = [0]
     found: list[Finding[S, A]] = []
 
-    @seed(seed_value)
-    @settings(max_examples=runs, database=None, deadline=None, derandomize=False, print_blob=False,
-              suppress_health_check=list(HealthCheck), phases=[Phase.generate, Phase.target, Phase.shrink],
-              report_multiple_bugs=False)
-    @given(size=st.sampled_from(list(sizes)), choices=st.lists(st.integers(0, 1 << 16), max_size=max_actions))
-    def run(size: int, choices: list[int]) -> None:
+    def body(size: int, choices: list[int], data: Any) -> None:
         count[0] += 1
         model = model_of(size)
+        step_of = _stepper(model, data)
         state = model.representative(model.init_states()[0])
         actions: list[A] = []
         states: list[S] = []
@@ -50,8 +62,9 @@ def sample(model_of: Callable[[int], StateModel[S, A]], sizes: Sequence[int], pr
             allowed = model.actions(state)
             if not allowed:
                 break
-            a = allowed[c % len(allowed)]
-            step = model.step(state, a)
+            step = step_of(state, allowed[c % len(allowed)])
+            a = step.action
+            assert a is not None
             if step.outcome is Outcome.FAILED and prop.failure_breaks:
                 found[:] = [Finding(size, actions + [a], states + [state], failure_numbers(step.reason), step.reason)]
                 raise _Found(step.reason)
@@ -71,8 +84,32 @@ def sample(model_of: Callable[[int], StateModel[S, A]], sizes: Sequence[int], pr
                 raise _Found(str(numbers))
         target(best, label=prop.name)
 
+    sequences = {"size": st.sampled_from(list(sizes)),
+                 "choices": st.lists(st.integers(0, 1 << 16), max_size=max_actions)}
+    if ties:  # a separate test so that without ties the draws stay exactly those of before
+        test = given(**sequences, data=st.data())(body)
+    else:
+        test = given(**sequences)(lambda size, choices: body(size, choices, None))
+    run = seed(seed_value)(settings(max_examples=runs, database=None, deadline=None, derandomize=False,
+                                    print_blob=False, suppress_health_check=list(HealthCheck),
+                                    phases=[Phase.generate, Phase.target, Phase.shrink],
+                                    report_multiple_bugs=False)(test))
     try:
         run()
     except _Found:
         pass
     return (found[0] if found else None), count[0]
+
+
+def _stepper(model: StateModel[S, A], data: Any) -> Callable[[S, A], Step[S, A]]:
+    """``model.step``, or with a Hypothesis ``data`` source a step drawing every tie option."""
+    if data is None:
+        return model.step
+    if not isinstance(model, TieDrawing):
+        raise TypeError(f"{type(model).__name__} cannot draw tie choices (no step_drawing)")
+    drawing: TieDrawing[S, A] = model
+
+    def draw(k: int) -> int:
+        return int(data.draw(st.integers(0, k - 1)))
+
+    return lambda s, a: drawing.step_drawing(s, a, draw)

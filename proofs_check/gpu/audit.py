@@ -14,26 +14,30 @@ description in docs/verify.md)::
     {"event": "snapshot", "nodes": 4, "placement": [...]}
 
 * A line is a snapshot (``heuristics.gpu.snapshot``, the format ``sifopt`` and ``admit`` read:
-  ``capacity``, ``nodes``, ``placement``; a counts-only snapshot cannot be audited) plus the
-  event fields ``event``, ``job``, ``g``, ``w`` and ``t`` (a timestamp, not interpreted). Instances
-  are ``{"job": id, "g": demand}`` (id: string or integer; g in 1..capacity); an instance
-  without ``job`` (or a bare demand) is a one-instance job of its own, new at every line.
+  ``capacity``, ``nodes``, ``placement``, or per-node ``capacities`` (and ``models``) for a mixed
+  cluster; a counts-only snapshot cannot be audited) plus the event fields ``event``, ``job``,
+  ``g``, ``w`` and ``t`` (a timestamp, not interpreted). Instances are ``{"job": id, "g": demand}``
+  (id: string or integer; g in 1..its node's capacity); an instance without ``job`` (or a bare
+  demand) is a one-instance job of its own, new at every line.
 * ``event`` is optional (default "snapshot"). An ``arrive`` line names the job and its shape
   (g, w) and shows the placement after the job was admitted; ``depart`` names the job that left.
 
 Checks at every line, with the exact Φ★ (memoised, ``proofs_check.gpu.audit_tally``):
 
-* ``audit.valid`` — capacity never exceeded; every instance of a job has the job's demand; gang:
-  every running job has all its w instances placed (w from its ``arrive`` line, or, for a job
+* ``audit.valid`` — no node above its own capacity; every instance of a job has the job's demand;
+  gang: every running job has all its w instances placed (w from its ``arrive`` line, or, for a job
   first seen in a snapshot, the number of instances it was first seen with; that number may not
   change while the job runs, so a missing or double-booked instance is caught); a job named by
-  ``arrive`` must not already run and must be placed; after ``depart`` the job is gone. A job
-  whose instances have *all* disappeared is taken to have finished (snapshot logs need no
-  ``depart`` lines); a job with only some of its instances is a gang violation.
-* ``audit.sif`` — SIF = (Φπ − Φ★)/N ≤ the bound. ``--bound K`` with an integer K means K/N (the
-  default 2 is Theorem 1's 2/N); a decimal (0.25) or a fraction (1/4) is an absolute bound.
+  ``arrive`` must not already run and must be placed; after ``depart`` the job is gone. A job whose
+  instances have *all* disappeared is taken to have finished (snapshot logs need no ``depart``
+  lines); a job with only some of its instances is a gang violation.
+* ``audit.sif`` — SIF = (Φπ − Φ★)/N ≤ the bound, Φπ counting the nodes non-empty and below their
+  own capacity, Φ★ the mixed one on mixed capacities (docs/heterogeneous.md). ``--bound K`` with an
+  integer K means K/N (the default 2 is Theorem 1's 2/N); a decimal (0.25) or a fraction (1/4) is
+  an absolute bound.
 
-A malformed line is bad input (AuditError naming the line and field, exit 2); a check that
+A malformed line is bad input (AuditError naming the line and field, exit 2) — also an instance
+larger than its node's capacity, or ``capacities`` not one per node; a check that
 fails is a violation reported with its line number (exit 1); a Φ★ solve that hits its limit makes
 ``audit.sif`` inconclusive (exit 3).
 """
@@ -44,7 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from heuristics.gpu.cluster import Job, Placement, partial_nodes, placement_violations
+from heuristics.gpu.cluster import Job, Placement, counts_of, placement_violations
 from heuristics.gpu.snapshot import SnapshotError, decode, parse_snapshot, read_text, require_int, require_job_id
 from proofs_check.core.verdict import ClaimResult
 from proofs_check.gpu.audit_tally import AuditError, AuditTally, Cluster, SifBound, parse_bound
@@ -67,6 +71,7 @@ class LogLine:
     shape: tuple[int, int] | None  # (g, w) of an arriving job
     placement: Placement
     job_names: tuple[str, ...]  # internal integer id -> the job's name in the log
+    cluster: Cluster  # the line's nodes: each one's capacity (and model)
 
 
 def parse_record(d: Any, where: str, lineno: int) -> LogLine:
@@ -76,8 +81,13 @@ def parse_record(d: Any, where: str, lineno: int) -> LogLine:
     event = d.get("event", "snapshot")
     if event not in EVENTS:
         raise AuditError(where, "event", f"must be {', '.join(EVENTS)}, got {event!r}")
+    _require_capacity_per_listed_node(d, where)
     snap = parse_snapshot({k: v for k, v in d.items() if k not in EVENT_FIELDS}, where, strict=False)
     placement, labels = snap.placement("an audit line needs the placement (Φπ)")
+    cluster = Cluster(snap.node_capacities(), models=snap.models)
+    for n, node in enumerate(placement.nodes):
+        for k, inst in enumerate(node):
+            cluster.require_fits(n, inst.g, where, f"placement[{n}][{k}].g")
     # An instance without a job id is a job of its own, named so it cannot meet another line's.
     names = tuple(f"<no id: line {lineno} #{i}>" if j is None else str(j) for i, j in enumerate(labels))
     needed = {"arrive": ("job", "g", "w"), "depart": ("job",), "snapshot": ()}[event]
@@ -87,8 +97,17 @@ def parse_record(d: Any, where: str, lineno: int) -> LogLine:
     job = None if event == "snapshot" else str(require_job_id(d["job"], where, "job"))
     shape = None
     if event == "arrive":
-        shape = (require_int(d["g"], where, "g", 1, snap.capacity), require_int(d["w"], where, "w", 1))
-    return LogLine(lineno, event, job, shape, placement, names)
+        shape = (require_int(d["g"], where, "g", 1, cluster.max_capacity), require_int(d["w"], where, "w", 1))
+    return LogLine(lineno, event, job, shape, placement, names, cluster)
+
+
+def _require_capacity_per_listed_node(d: dict[str, Any], where: str) -> None:
+    """``capacities`` names every node: with ``nodes`` left out, more nodes listed in
+    ``placement`` than capacities is bad input on field ``capacities`` (the snapshot reader,
+    defaulting N to the capacities' length, would blame ``nodes``, a field the line lacks)."""
+    caps, listed = d.get("capacities"), d.get("placement")
+    if "nodes" not in d and isinstance(caps, list) and isinstance(listed, list) and len(listed) > len(caps):
+        raise AuditError(where, "capacities", f"{len(caps)} entries for the {len(listed)} nodes listed in 'placement'")
 
 
 def _records(path: str, text: str) -> Iterator[tuple[int, str, Any]]:
@@ -153,7 +172,7 @@ def validity_problems(line: LogLine, running: dict[str, tuple[int, int]]) -> lis
             running[j] = (g_of[j], cnt)
     ids = {name: k for k, name in enumerate(names)}
     jobs = [Job(ids[j], g, w) for j, (g, w) in running.items() if j in ids]
-    out += [_rename(msg, names) for msg in placement_violations(line.placement, jobs)]
+    out += [_rename(msg, names) for msg in placement_violations(line.placement, jobs, line.cluster.capacities)]
     if line.event == "depart" and line.job in present:
         out.append(f"job {line.job} departed but {present[line.job]} of its instances are still placed")
     return out
@@ -177,8 +196,9 @@ def audit_file(path: str, bound: SifBound) -> tuple[list[ClaimResult], str]:
         if problems:
             tally.invalid_line(ln.lineno, problems)
         else:
-            p = ln.placement
-            tally.valid_line(ln.lineno, Cluster((p.capacity,) * p.n_nodes), p.counts(), partial_nodes(p))
+            p, cluster = ln.placement, ln.cluster
+            counts = counts_of((i.g for node in p.nodes for i in node), cluster.max_capacity)
+            tally.valid_line(ln.lineno, cluster, counts, cluster.partial([p.used(n) for n in range(p.n_nodes)]))
     return tally.results(f"audit {path}: {len(lines)} lines, SIF bound {bound}")
 
 

@@ -9,18 +9,20 @@ lower bound 1[T mod G ≠ 0], hence exact), then the exact oracle (``oracle.gpu.
 
 On a cluster whose nodes have different capacities, Φπ counts the nodes that are non-empty and
 below their own capacity, and Φ★ is the exact mixed-capacity oracle (``oracle.gpu.mixed_phi``,
-the same definition node by node; docs/heterogeneous.md).
+the same definition node by node; docs/heterogeneous.md), told the nodes' GPU models when the log
+names them. No audit format gives an instance a model set, so the models group no nodes apart
+and Φ★ is the same with or without them (``mixed_phi``'s classes: one per capacity).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
 from fractions import Fraction
-from typing import Any
+from typing import Any, Sequence
 
 from heuristics.gpu.simulator import bfd_certified_phi_star
 from heuristics.gpu.snapshot import SnapshotError
-from oracle.gpu.mixed_phi import phi_star_mixed
+from oracle.gpu.mixed_phi import node_is_partial, phi_star_mixed
 from oracle.gpu.phi_star import phi_star
 from oracle.result import Unproven
 from proofs_check.core.verdict import ClaimResult, Verdict
@@ -61,11 +63,13 @@ def parse_bound(text: str) -> SifBound:
 @dataclass(frozen=True)
 class Cluster:
     """The audited cluster: each node's GPU capacity (≥ 1) and, when a node list named them, the
-    node names (index order) and the names of listed nodes without GPUs (not part of the cluster)."""
+    node names (index order) and the names of listed nodes without GPUs (not part of the cluster);
+    ``models``: each node's GPU model, when the log names them (passed on to the mixed Φ★)."""
 
     capacities: tuple[int, ...]
     names: tuple[str, ...] | None = None
     gpu_less: frozenset[str] = frozenset()
+    models: tuple[str, ...] | None = None
 
     @property
     def n_nodes(self) -> int:
@@ -89,6 +93,17 @@ class Cluster:
         """Node ``n`` as the log names it."""
         return str(n) if self.names is None else self.names[n]
 
+    def partial(self, used: Sequence[int]) -> int:
+        """Φπ of the per-node GPUs ``used``: nodes non-empty and below their own capacity (§3.1)."""
+        return sum(node_is_partial(u, c) for u, c in zip(used, self.capacities))
+
+    def require_fits(self, node: int, g: int, where: str, field_name: str) -> None:
+        """AuditError when one instance of ``g`` GPUs is bound to a node with fewer GPUs: the log
+        does not describe this cluster (as g above every capacity on one capacity)."""
+        if g > self.capacities[node]:
+            raise AuditError(where, field_name, f"an instance of {g} GPUs on node {self.label(node)}, "
+                             f"which has {self.capacities[node]}")
+
     def describe(self) -> str:
         caps = sorted(set(self.capacities), reverse=True)
         if len(caps) == 1:
@@ -97,7 +112,7 @@ class Cluster:
         return f"N={self.n_nodes}, mixed capacities {mix}"
 
 
-_memo: dict[tuple[tuple[int, ...], tuple[int, ...]], int] = {}
+_memo: dict[tuple[tuple[int, ...], tuple[int, ...], tuple[str, ...] | None], int] = {}
 
 
 def clear_memo() -> None:
@@ -108,7 +123,7 @@ def clear_memo() -> None:
 def exact_phi_star(counts: tuple[int, ...], cluster: Cluster) -> int:
     """Φ★ of ``counts`` (n_1..n_G, G the largest capacity) on ``cluster``, memoised; raises
     :class:`Unproven` when the exact solve hit its limit (not memoised, nothing made up)."""
-    key = (counts, cluster.capacities)
+    key = (counts, cluster.capacities, cluster.models)
     value = _memo.get(key)
     if value is None:
         value = _solve(counts, cluster)
@@ -123,7 +138,7 @@ def exact_phi_star(counts: tuple[int, ...], cluster: Cluster) -> int:
 def _solve(counts: tuple[int, ...], cluster: Cluster) -> int | None:
     capacity = cluster.uniform
     if capacity is None:
-        return phi_star_mixed(cluster.capacities, counts).proven_value("Φ★ (mixed capacities)")
+        return phi_star_mixed(cluster.capacities, counts, cluster.models).proven_value("Φ★ (mixed capacities)")
     quick = bfd_certified_phi_star(counts, cluster.n_nodes, capacity)
     return quick if quick is not None else phi_star(counts, cluster.n_nodes, capacity).proven_value("Φ★")
 

@@ -17,11 +17,12 @@ CSV (header row) or JSON lines, columns / fields (``proofs_check.gpu.tabular``):
 * Pods with 0 GPUs do not take part in GPU placement: their records are skipped and counted.
 
 Input errors (exit 2, file, line and field): an unknown column, a missing field, a value that is
-not an integer or out of range, a node not in the node list. Findings (``audit.valid`` violated at
-that record): a node above its capacity (while it lasts); a pod bound while already bound (not
-applied); a pod bound to a listed node without GPUs (not applied); a delete of a pod that is not
-bound; a delete whose node or gpus differ from the binding (the pod is removed). ``audit.sif`` is
-checked after every record that leaves a valid state (``proofs_check.gpu.audit_tally``).
+not an integer or out of range, a node not in the node list, a pod of more GPUs than its node has.
+Findings (``audit.valid`` violated at that record): a node above its capacity (while it lasts); a
+pod bound while already bound (not applied); a pod bound to a listed node without GPUs (not
+applied); a delete of a pod that is not bound; a delete whose node or gpus differ from the binding
+(the pod is removed). ``audit.sif`` is checked after every record that leaves a valid state
+(``proofs_check.gpu.audit_tally``; Φπ and Φ★ per node's own capacity on a mixed node list).
 """
 from __future__ import annotations
 
@@ -78,6 +79,8 @@ class BindingAudit:
         if gpus == 0:
             self.gpu_free.add(pod)
             return None
+        if node is not None:
+            self.cluster.require_fits(node, gpus, where, "gpus")
         if pod in self.state.jobs:
             return [f"pod {pod} bound to node {name} but already bound to node "
                     f"{self.cluster.label(self.state.jobs[pod][0].node)}"]

@@ -9,18 +9,19 @@ docs/verify.md). The first line declares the cluster; then one line per event::
     {"event": "snapshot", "placement": [[{"job": "b", "g": 8}], ...]}
 
 * header: ``format`` = "delta"; the cluster as ``nodes`` (N) with ``capacity`` (default 8), or
-  ``capacities`` (one per node), or neither when ``--nodes-file`` gives the node list (then a host
-  may be a node's name as well as its index).
+  ``capacities`` (one per node, optionally with ``models``, one per node), or neither when
+  ``--nodes-file`` gives the node list (then a host may be a node's name as well as its index).
 * ``arrive``: ``job`` (a string or an integer), ``g`` (1..the largest capacity), ``hosts`` (one
   node per instance, so w = its length; a node index 0..N-1 or a listed name), optional ``w``.
 * ``depart``: ``job``. ``snapshot``: a snapshot in the one format (``heuristics.gpu.snapshot``;
-  ``capacity`` and ``nodes`` may be left out, they default to the header's). Every line may carry
+  ``capacity``, ``nodes``, ``capacities`` and ``models`` may be left out, they default to the
+  header's; given, they must be the header's). Every line may carry
   ``t`` (a timestamp, not interpreted). ``event`` defaults to "snapshot".
 
 Input errors (exit 2, naming file, line and field): malformed JSON, a missing or unknown field, a
-value of the wrong type or range, a host that names no node, a snapshot for another N or capacity —
-the log cannot be read as the declared cluster. Findings (``audit.valid`` violated at that line,
-exit 1), with what the audit then does:
+value of the wrong type or range, a host that names no node, an instance larger than its node's
+capacity, a snapshot for another N or capacity — the log cannot be read as the declared cluster.
+Findings (``audit.valid`` violated at that line, exit 1), with what the audit then does:
 
 * a node above its capacity — on every line while it lasts (the binding is applied);
 * ``arrive`` of a running job, or with no hosts — the line is not applied;
@@ -46,7 +47,7 @@ from proofs_check.gpu.node_list import read_node_list, resolve_node
 from proofs_check.gpu.rebuilt_state import NodeContents, RebuiltState, Slot
 from proofs_check.gpu.tabular import content_lines, known_fields
 
-HEADER_FIELDS = ("format", "nodes", "capacity", "capacities")
+HEADER_FIELDS = ("format", "nodes", "capacity", "capacities", "models")
 LINE_FIELDS = {"arrive": ("event", "job", "g", "w", "hosts", "t"), "depart": ("event", "job", "t"),
                "snapshot": ("event", "t", *SNAPSHOT_FIELDS)}
 NO_ID = "<no id>"  # how an instance without a job id is compared between snapshot and state
@@ -57,7 +58,7 @@ def header_cluster(d: Any, where: str, nodes_file: str | None) -> Cluster:
     h = known_fields(d, where, HEADER_FIELDS, "the header")
     if h.get("format") != "delta":
         raise AuditError(where, "format", 'the first line of a delta log is {"format": "delta", …}')
-    given = [k for k in ("nodes", "capacity", "capacities") if k in h]
+    given = [k for k in ("nodes", "capacity", "capacities", "models") if k in h]
     if nodes_file is not None:
         if given:
             raise AuditError(where, given[0], "the cluster is given by --nodes-file; leave it out of the header")
@@ -70,9 +71,22 @@ def header_cluster(d: Any, where: str, nodes_file: str | None) -> Cluster:
         caps = h["capacities"]
         if not isinstance(caps, list) or not caps:
             raise AuditError(where, "capacities", "must be a non-empty list of GPU counts, one per node")
-        return Cluster(tuple(require_int(c, where, f"capacities[{i}]", 1) for i, c in enumerate(caps)))
+        return Cluster(tuple(require_int(c, where, f"capacities[{i}]", 1) for i, c in enumerate(caps)),
+                       models=_models(h, where, len(caps)))
+    if "models" in h:
+        raise AuditError(where, "models", "only with 'capacities'")
     n = require_int(h["nodes"], where, "nodes", 1)
     return Cluster((require_int(h.get("capacity", 8), where, "capacity", 1),) * n)
+
+
+def _models(h: dict[str, Any], where: str, n_nodes: int) -> tuple[str, ...] | None:
+    """The header's optional ``models``: one GPU model name per node."""
+    if "models" not in h:
+        return None
+    mods = h["models"]
+    if not isinstance(mods, list) or len(mods) != n_nodes or not all(isinstance(m, str) for m in mods):
+        raise AuditError(where, "models", f"must be a list of {n_nodes} model names (one per node)")
+    return tuple(mods)
 
 
 class DeltaAudit:
@@ -118,6 +132,9 @@ class DeltaAudit:
         if not isinstance(d["hosts"], list):
             raise AuditError(where, "hosts", "must be a list with the node of every instance")
         nodes = [resolve_node(self.cluster, h, where, f"hosts[{i}]") for i, h in enumerate(d["hosts"])]
+        for n in nodes:
+            if n is not None:
+                self.cluster.require_fits(n, g, where, "g")
         w = require_int(d["w"], where, "w", 1) if "w" in d else None
         if job in self.state.jobs:
             return [f"job {job} arrives but is already running"]
@@ -147,12 +164,16 @@ class DeltaAudit:
                              + (f"capacity {uniform}" if uniform else "mixed capacities (leave 'capacity' out)"))
         if "nodes" in snap_fields and snap_fields["nodes"] != self.cluster.n_nodes:
             raise AuditError(where, "nodes", f"{snap_fields['nodes']!r}: the cluster has {self.cluster.n_nodes} nodes")
+        for key, header_value in (("capacities", self.cluster.capacities), ("models", self.cluster.models)):
+            if key in snap_fields and (header_value is None or snap_fields[key] != list(header_value)):
+                raise AuditError(where, key, "differs from the cluster the header declares (leave it out)")
         snap_fields = {"capacity": self.cluster.max_capacity, "nodes": self.cluster.n_nodes, **snap_fields}
         snap = parse_snapshot(snap_fields, where, strict=False)
         jobs: dict[str, list[Slot]] = {}
         demands: dict[str, set[int]] = {}
         for n, node in enumerate(snap.require_placement("a snapshot line needs the placement")):
             for k, item in enumerate(node):
+                self.cluster.require_fits(n, item.g, where, f"placement[{n}][{k}].g")
                 name = str(item.job) if item.job is not None else f"<no id: line {lineno} #{n}.{k}>"
                 if item.job is None:
                     self.anonymous.add(name)

@@ -29,6 +29,9 @@ Search: the core's breadth-first search (``proofs_check.core.search``) over the 
 a shortest trace. Verdict rules are the core's: holds / violated / vacuous (premise never met) /
 inconclusive (budget). Beyond the exhaustive range, ``samples`` Hypothesis-drawn sequences on up
 to ``sample_domains`` domains (the core's sampler) may add a counterexample, never a proof.
+``ties = "all"`` (``--ties all``): every event under every legal tie-break of HierCompass (reading
+H7 of ``heuristics.gpu.hier_compass``), sampled events with a drawn option at every tie point, and
+``k1-reduces`` with HierCompass(N, 1) given each of the flat scheduler's choice sequences.
 """
 from __future__ import annotations
 
@@ -49,6 +52,7 @@ from proofs_check.core.search import Exploration, Finding, Limits, Progress, exp
 from proofs_check.core.trace import Record, trace_record
 from proofs_check.core.verdict import ClaimResult, Explained, Verdict, explored_verdict, size_row
 from proofs_check.gpu.events import Event
+from proofs_check.gpu.flat_claims import _TIES_TEXT as TIES_TEXT
 from proofs_check.gpu.hier_model import HierFacts, HierModel, K1Model, coverage_features, hier_facts, \
     hier_running_jobs, legal_demands, render, shown_hier
 
@@ -70,6 +74,7 @@ class HierBounds:
     sample_events: int = 40
     seed: int = 0
     variant: str = "literal"  # the flat COMPASS variant both levels are built from
+    ties: str = "first"  # first: ties to the representative's order; all: every legal tie-break (reading H7)
 
     def describe(self) -> dict[str, Any]:
         return asdict(self)
@@ -277,13 +282,14 @@ def resolve_hier(ids: Iterable[str]) -> list[HierClaim]:
 
 
 # --------------------------------------------------------------------------- runner
-def _hier_model(b: HierBounds, k: int, wcc: bool, max_jobs: int, max_w: int) -> Callable[[int], HierModel]:
+def _hier_model(b: HierBounds, k: int, wcc: bool, max_jobs: int, max_w: int,
+                all_ties: bool = False) -> Callable[[int], HierModel]:
     demands = b.demands or legal_demands(k)
-    return lambda d: HierModel(d, k, b.variant, demands, max_jobs, max_w, wcc)
+    return lambda d: HierModel(d, k, b.variant, demands, max_jobs, max_w, wcc, all_ties)
 
 
-def _k1_model(b: HierBounds, max_jobs: int, max_w: int) -> Callable[[int], K1Model]:
-    return lambda n: K1Model(n, b.variant, max_jobs, max_w)
+def _k1_model(b: HierBounds, max_jobs: int, max_w: int, all_ties: bool = False) -> Callable[[int], K1Model]:
+    return lambda n: K1Model(n, b.variant, max_jobs, max_w, all_ties)
 
 
 def run_hier_claims(claims: list[HierClaim], b: HierBounds, deadline: float | None = None,
@@ -299,7 +305,7 @@ def run_hier_claims(claims: list[HierClaim], b: HierBounds, deadline: float | No
             group = [c for c in state_claims if c.wcc == wcc]
             if not group:
                 continue
-            model_of = _hier_model(b, k, wcc, b.max_jobs, b.max_w)
+            model_of = _hier_model(b, k, wcc, b.max_jobs, b.max_w, b.ties == "all")
             label = f"hierarchical K={k}, N = domains{' WCC' if wcc else ''}"
             exp = explore((model_of(d) for d in sizes), [c.prop for c in group], limits, engine, deadline, progress,
                           label)
@@ -312,7 +318,8 @@ def run_hier_claims(claims: list[HierClaim], b: HierBounds, deadline: float | No
 
 def _says(b: HierBounds, k: int) -> Explained:
     return Explained(lambda d: f"D={d}, K={k}", lambda a, z: f"D={a}..{z}, K={k}",
-                     f"depth ≤ {b.depth}, ≤ {b.max_jobs} jobs, w ≤ {b.max_w}")
+                     f"depth ≤ {b.depth}, ≤ {b.max_jobs} jobs, w ≤ {b.max_w}"
+                     + (", every tie-break" if b.ties == "all" else ""))
 
 
 def _result(c: HierClaim, k: int, exp: Exploration[Any, Event], b: HierBounds, label: str,
@@ -343,7 +350,8 @@ def _record(c: HierClaim, k: int, b: HierBounds, f: Finding[Any, Event], **extra
 
 def _sample(c: HierClaim, k: int, b: HierBounds) -> tuple[Record | None, int]:
     found, runs = sample(_hier_model(b, k, c.wcc, b.sample_events, max(1, b.max_w)),
-                         range(1, b.sample_domains + 1), c.prop, b.samples, b.seed, b.sample_events)
+                         range(1, b.sample_domains + 1), c.prop, b.samples, b.seed, b.sample_events,
+                         ties=b.ties == "all")
     return (None if found is None else _record(c, k, b, found, sampled=True)), runs
 
 
@@ -352,8 +360,9 @@ def _k1_result(c: HierClaim, b: HierBounds, limits: Limits, deadline: float | No
     """Exhaustive over every state the flat COMPASS reaches with N ≤ max_domains, every event from
     it, flat vs HierCompass(N, 1); then ``samples`` sampled sequences on larger N."""
     bounds = {"N (= domains of 1 panel)": f"{b.min_domains}..{b.max_domains}", "depth": b.depth,
-              "max_jobs": b.max_jobs, "max_w": b.max_w, "max_states": b.max_states, "samples": b.samples}
-    model_of = _k1_model(b, b.max_jobs, b.max_w)
+              "max_jobs": b.max_jobs, "max_w": b.max_w, "max_states": b.max_states, "samples": b.samples,
+              "ties": b.ties}
+    model_of = _k1_model(b, b.max_jobs, b.max_w, b.ties == "all")
     exp = explore((model_of(n) for n in range(b.min_domains, b.max_domains + 1)), [c.prop], limits, engine,
                   deadline, progress, "k1-reduces")
     compared = sum(s.generated for s in exp.sizes)
@@ -369,12 +378,14 @@ def _k1_result(c: HierClaim, b: HierBounds, limits: Limits, deadline: float | No
         return ClaimResult(c.id, Verdict.INCONCLUSIVE, f"{last.stop_reason} hit at N={last.size}", bounds, stats)
     if b.samples:
         found, _ = sample(_k1_model(b, b.sample_events, 3), range(1, b.sample_domains + 1), c.prop, b.samples,
-                          b.seed, b.sample_events)
+                          b.seed, b.sample_events, ties=b.ties == "all")
         if found is not None:
             return ClaimResult(c.id, Verdict.VIOLATED, "decisions differ on a sampled sequence", bounds, stats,
                                _k1_record(found, b, sampled=True))
     return ClaimResult(c.id, Verdict.HOLDS, f"identical decisions on {compared:,} events from every reachable state "
-                                            f"(N={b.min_domains}..{b.max_domains}, depth ≤ {b.depth})"
+                                            f"(N={b.min_domains}..{b.max_domains}, depth ≤ {b.depth}"
+                                            + (", every tie-break of the flat scheduler, met identically)"
+                                               if b.ties == "all" else ")")
                        + (f" and {b.samples} sampled sequences" if b.samples else ""), bounds, stats)
 
 
@@ -447,11 +458,12 @@ def bounds_from_args(args: Any) -> HierBounds:
     shared = {f: getattr(args, f) for f in SHARED_FIELDS if getattr(args, f) is not None}
     return HierBounds(max_domains=args.max_domains, panels=args.panels, samples=args.random, seed=args.seed,
                       sample_domains=max(1, args.random_nodes // max(args.panels)),
-                      variant=args.variant or "literal", **shared)
+                      variant=args.variant or "literal", ties=args.ties, **shared)
 
 
 def bounds_text(b: HierBounds) -> str:
     return (f"hierarchical bounds (variant {b.variant}): D = {b.min_domains}..{b.max_domains} domains of K ∈ {{{','.join(map(str, b.panels))}}} "
             f"panels of 8 GPUs; ≤ {b.depth} events; ≤ {b.max_jobs} concurrent jobs; w = 1..{b.max_w}; arrivals: every "
             f"legal demand for K (g = 1..8, 16..8K with a panel-slot width); ≤ {b.max_states:,} distinct states per (K, D)"
-            + (f"; {b.samples} sampled sequences per K on ≤ {b.sample_domains} domains" if b.samples else ""))
+            + (f"; {b.samples} sampled sequences per K on ≤ {b.sample_domains} domains" if b.samples else "")
+            + f"; ties: {TIES_TEXT[b.ties]}")

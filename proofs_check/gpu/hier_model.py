@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections import Counter
 from fractions import Fraction
 from itertools import permutations, product
-from typing import Any, Sequence
+from typing import Any, Callable, Hashable, Sequence
 
 from heuristics.gpu.abs_space import EMPTY, POOL, AbsView, NodeView, SlotView
 from heuristics.gpu.cluster import Job
@@ -34,12 +34,14 @@ from heuristics.gpu.hier_cluster import (
     partial_panels,
 )
 from heuristics.gpu.hier_compass import HierCompass
+from heuristics.gpu.ties import Script
 from oracle.gpu.paper_phi import wcc_holds
 from oracle.result import Status
 from proofs_check.core.model import Outcome, Step, Undecided
 from proofs_check.gpu.canonical import canonical
 from proofs_check.gpu.events import Event, apply_event, job_events, state_from_json, state_to_json
-from proofs_check.gpu.policy_model import OUTCOMES
+from proofs_check.gpu.policy_model import OUTCOMES, answering, run_event
+from proofs_check.gpu.tie_expansion import ReadySteps, drawn_step, every_tie
 
 
 def legal_demands(k: int) -> tuple[int, ...]:
@@ -308,23 +310,46 @@ def _free_gpus(view: HierView) -> int:
 
 
 class HierModel:
-    """StateModel[HierView, Event] of ``HierCompass(n_domains, k, variant)``."""
+    """StateModel[HierView, Event] of ``HierCompass(n_domains, k, variant)``. With ``all_ties``
+    every event comes once per distinct outcome of the scheduler's tie points (both levels' and
+    the hierarchy's own, reading H7 of ``heuristics.gpu.hier_compass``; ``tie_expansion``), its
+    choices in ``Event.choices``; ``step`` follows an event's choices (a replay)."""
 
     def __init__(self, n_domains: int, k: int, variant: str, demands: tuple[int, ...], max_jobs: int, max_w: int,
-                 wcc: bool) -> None:
+                 wcc: bool, all_ties: bool = False) -> None:
         self.size, self.k, self.variant = n_domains, k, variant
         self.demands, self.max_jobs, self.max_w, self.wcc = demands, max_jobs, max_w, wcc
+        self.all_ties = all_ties
         self.proto = HierCompass(n_domains, k, variant)
+        self._ready: ReadySteps[HierView] = ReadySteps()
 
     def init_states(self) -> Sequence[HierView]:
         return [self.proto.state_key()]
 
     def actions(self, s: HierView) -> Sequence[Event]:
-        return job_events(hier_running_jobs(s), _free_gpus(s), self.demands, self.max_jobs, self.max_w)
+        events = job_events(hier_running_jobs(s), _free_gpus(s), self.demands, self.max_jobs, self.max_w)
+        if not self.all_ties:
+            return events
+        ready = every_tie(events, lambda ev, script: self._run(s, ev, script), self._result_key)
+        self._ready.keep(s, ready)
+        return list(ready)
+
+    def _result_key(self, st: Step[HierView, Event]) -> Hashable:
+        """Two choices' applied steps differ by their successor or their migration count (migr)."""
+        return self.representative(st.state), len(st.detail)
 
     def step(self, s: HierView, a: Event) -> Step[HierView, Event]:
+        st = self._ready.take(s, a)
+        return st if st is not None else self._run(s, a, Script(a.choices) if a.choices else None)
+
+    def step_drawing(self, s: HierView, a: Event, draw: Callable[[int], int]) -> Step[HierView, Event]:
+        """``a`` with a drawn option at every tie point (``--random K --ties all``)."""
+        return drawn_step(lambda ev, chooser: self._run(s, ev, chooser), a, draw)
+
+    def _run(self, s: HierView, a: Event, ties: Script | None) -> Step[HierView, Event]:
         pol = self.proto.with_state(s)
-        res = apply_event(pol, a)
+        with answering(pol, ties):
+            res = apply_event(pol, a)
         return Step(s, a, OUTCOMES[res.outcome], pol.state_key() if res.ok else s, res.migrations, res.reason)
 
     def representative(self, s: HierView) -> HierView:
@@ -349,24 +374,53 @@ class HierModel:
 
 
 class K1Model:
-    """StateModel[AbsView, Event]: flat COMPASS on N nodes against ``HierCompass(N, 1)``."""
+    """StateModel[AbsView, Event]: flat COMPASS on N nodes against ``HierCompass(N, 1)``. With
+    ``all_ties`` every event runs under every legal choice sequence of the flat scheduler's tie
+    points, and HierCompass(N, 1) is given the same choices: it must meet the same tie points
+    (name, options) in the same order and then decide the same."""
 
-    def __init__(self, n: int, variant: str, max_jobs: int, max_w: int) -> None:
+    def __init__(self, n: int, variant: str, max_jobs: int, max_w: int, all_ties: bool = False) -> None:
         self.size, self.variant, self.max_jobs, self.max_w = n, variant, max_jobs, max_w
+        self.all_ties = all_ties
         self.flat = Compass(n, G_PANEL, variant)
         self.hier = HierCompass(n, 1, variant)
+        self._ready: ReadySteps[AbsView] = ReadySteps()
 
     def init_states(self) -> Sequence[AbsView]:
         return [self.flat.state_key()]
 
     def actions(self, s: AbsView) -> Sequence[Event]:
         h = flat_to_hier(s)
-        return job_events(hier_running_jobs(h), _free_gpus(h), tuple(range(1, G_PANEL + 1)), self.max_jobs,
-                          self.max_w)
+        events = job_events(hier_running_jobs(h), _free_gpus(h), tuple(range(1, G_PANEL + 1)), self.max_jobs,
+                            self.max_w)
+        if not self.all_ties:
+            return events
+        ready = every_tie(events, lambda ev, script: self._run(s, ev, script), lambda st: (canonical(st.state),
+                                                                                           len(st.detail)))
+        self._ready.keep(s, ready)
+        return list(ready)
 
     def step(self, s: AbsView, a: Event) -> Step[AbsView, Event]:
+        st = self._ready.take(s, a)
+        return st if st is not None else self._run(s, a, Script(a.choices) if a.choices else None)
+
+    def step_drawing(self, s: AbsView, a: Event, draw: Callable[[int], int]) -> Step[AbsView, Event]:
+        return drawn_step(lambda ev, chooser: self._run(s, ev, chooser), a, draw)
+
+    def _run(self, s: AbsView, a: Event, ties: Script | None) -> Step[AbsView, Event]:
         f, h = self.flat.with_state(s), self.hier.with_state(flat_to_hier(s))
-        rf, rh = apply_event(f, a), apply_event(h, a)
+        if ties is not None:
+            f.trial()  # an operator failure under a choice is then the event's outcome, undone below
+        with answering(f, ties):
+            rf = apply_event(f, a)
+        if ties is not None and not rf.ok:
+            f.rollback(s)
+        same = None if ties is None else Script(ties.taken())
+        with answering(h, same):
+            rh = apply_event(h, a)
+        if ties is not None and same is not None and same.made != ties.made:
+            return Step(s, a, Outcome.FAILED, s, (rf, rh), f"flat and K = 1 tie points differ: {ties.made} vs "
+                                                           f"{same.made}")
         if (rf.ok, rf.migrations) != (rh.ok, rh.migrations) or f.placement() != h.placement():
             return Step(s, a, Outcome.FAILED, s, (rf, rh), "flat and K = 1 decisions differ")
         if not rf.ok:  # both refused, or both failed the same way: agreement, and no successor
@@ -398,9 +452,9 @@ class K1Model:
 
 def walk(model: HierModel, events: list[Event]) -> list[dict[str, Any]]:
     """Re-run ``events`` from the empty cluster exactly as the search did (expand the canonical
-    state, canonicalise after), with stable job names J0, J1, … in arrival order. One record per
-    event: shown event, canonical state, rendered lines, migrations, failure, names (canonical label ->
-    stable name); stops at a failure."""
+    state, take the event's tie choices, canonicalise after), with stable job names J0, J1, … in
+    arrival order. One record per event: shown event, canonical state, rendered lines,
+    migrations, failure, names (canonical label -> stable name); stops at a failure."""
     cur = hier_canonical(model.proto.state_key())
     names: dict[int, int] = {}
     fresh = 0
@@ -410,8 +464,8 @@ def walk(model: HierModel, events: list[Event]) -> list[dict[str, Any]]:
         if ev.arrive:
             names = {**names, ev.job: fresh}
             fresh += 1
-        shown = f"{'+' if ev.arrive else '-'}J{names[ev.job]} (g={ev.g},w={ev.w})"
-        res = apply_event(pol, ev)
+        shown = str(ev._replace(job=names[ev.job]))
+        res = run_event(pol, ev)
         if not res.ok:
             steps.append({"event": shown, "state": cur, "lines": render(cur, names).splitlines(), "migrations": 0,
                           "failure": res.reason, "names": names})

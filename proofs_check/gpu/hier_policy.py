@@ -23,13 +23,15 @@ panels of 8 GPUs, so this module gives the same claims their hierarchical readin
   uses, cross-checked against a brute-force packer in tests/test_hier_policy.py).
 
 Refusals are applied self-loops carrying :class:`HierDetail` (as in ``policy_checks``), an
-exception from the scheduler is an operator failure (``policy.no-stuck``).
+exception from the scheduler is an operator failure (``policy.no-stuck``). ``--ties all``: every
+event under every legal tie-break (``HierModel``'s expansion; reading H7 of
+``heuristics.gpu.hier_compass``).
 """
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Hashable, Iterable, Sequence
 
 from heuristics.gpu.cluster import Job
 from heuristics.gpu.hier_abs import HierView, layout
@@ -46,6 +48,7 @@ from heuristics.gpu.hier_compass import HierCompass
 from heuristics.gpu.policy import Migration
 from heuristics.gpu.policy import Outcome as PolicyOutcome
 from heuristics.gpu.registry import make_policy, policy_migrates
+from heuristics.gpu.ties import Script
 from oracle.result import Status
 from proofs_check.core.engine import SERIAL, Engine
 from proofs_check.core.model import Numbers, Outcome, Property, Step, Undecided
@@ -54,8 +57,10 @@ from proofs_check.core.search import Finding, Limits, Progress, explore
 from proofs_check.core.trace import Record, trace_record
 from proofs_check.core.verdict import ClaimResult, Explained, Verdict, explored_verdict, size_row
 from proofs_check.gpu.events import Event, apply_event
+from proofs_check.gpu.flat_claims import _TIES_TEXT as TIES_TEXT
 from proofs_check.gpu.flat_claims import ALL_G, Bounds
 from proofs_check.gpu.hier_model import HierFacts, HierModel, hier_facts, hier_running_jobs, legal_demands, shown_hier
+from proofs_check.gpu.policy_model import answering
 from proofs_check.gpu.policy_checks import ClaimTests, PolicyError, PolicyParams, PolicyTarget, claim_property
 
 NAME = "hier-compass"
@@ -149,15 +154,16 @@ class HierPolicyModel(HierModel):
     arrival is an applied self-loop carrying :class:`HierDetail`, an exception a failure."""
 
     def __init__(self, factory: HierFactory, n_domains: int, demands: tuple[int, ...], max_jobs: int,
-                 max_w: int) -> None:
-        super().__init__(n_domains, factory.k, "literal", demands, max_jobs, max_w, wcc=False)
+                 max_w: int, all_ties: bool = False) -> None:
+        super().__init__(n_domains, factory.k, "literal", demands, max_jobs, max_w, wcc=False, all_ties=all_ties)
         self.proto = factory(n_domains * factory.k)
 
-    def step(self, s: HierView, a: Event) -> Step[HierView, Event]:
+    def _run(self, s: HierView, a: Event, ties: Script | None) -> Step[HierView, Event]:
         what = str(a)
         try:
             pol = self.proto.with_state(s)
-            res = apply_event(pol, a)
+            with answering(pol, ties):
+                res = apply_event(pol, a)
             after = pol.state_key()
         except Exception as e:
             return Step(s, a, Outcome.FAILED, s, HierDetail(), f"{what} raised {type(e).__name__}: {e}")
@@ -167,6 +173,12 @@ class HierPolicyModel(HierModel):
             changed = None if self.representative(after) == s else after
             return Step(s, a, Outcome.APPLIED, s, HierDetail(refused=True, changed_to=changed), res.reason)
         return Step(s, a, Outcome.APPLIED, after, HierDetail(tuple(res.migrations)), res.reason)
+
+    def _result_key(self, st: Step[HierView, Event]) -> Hashable:
+        """As ``HierModel``'s, and whether the event was refused (changing the state or not)."""
+        d = _detail(st)
+        changed = None if d.changed_to is None else self.representative(d.changed_to)
+        return self.representative(st.state), len(d.migrations), d.refused, changed
 
     def representative(self, s: HierView) -> HierView:
         try:
@@ -340,12 +352,13 @@ def _models(fac: HierFactory, bounds: Bounds, params: PolicyParams,
             sizes: Iterable[int] | None = None) -> Iterable[HierPolicyModel]:
     demands = hier_demands(params, fac.k)
     for d in sizes if sizes is not None else range(bounds.min_nodes, bounds.max_nodes + 1):
-        yield HierPolicyModel(fac, d, demands, bounds.max_jobs, bounds.max_w)
+        yield HierPolicyModel(fac, d, demands, bounds.max_jobs, bounds.max_w, bounds.ties == "all")
 
 
 def _says(bounds: Bounds, k: int) -> Explained:
     return Explained(lambda d: f"D={d} (N={d * k} panels)", lambda a, b: f"D={a}..{b}, K={k} (N={a * k}..{b * k} panels)",
-                     f"depth ≤ {bounds.depth}, ≤ {bounds.max_jobs} jobs, w ≤ {bounds.max_w}")
+                     f"depth ≤ {bounds.depth}, ≤ {bounds.max_jobs} jobs, w ≤ {bounds.max_w}"
+                     + (", every tie-break" if bounds.ties == "all" else ""))
 
 
 def hier_bounds_row(target: PolicyTarget, bounds: Bounds, params: PolicyParams) -> dict[str, Any]:
@@ -443,7 +456,7 @@ def bounds_text(target: PolicyTarget, bounds: Bounds, params: PolicyParams) -> s
             f"{bounds.min_nodes}..{bounds.max_nodes} domains; Φπ, Φ★, SIF at the GPU level with N = D·K panels; "
             f"admission judged against {admission}); "
             f"arrivals g ∈ {{{','.join(map(str, hier_demands(params, fac.k)))}}}; policy.sif bound Φπ − Φ★ ≤ "
-            f"{params.bound}; policy.migrations ≤ {params.max_migrations} per event")
+            f"{params.bound}; policy.migrations ≤ {params.max_migrations} per event; ties: {TIES_TEXT[bounds.ties]}")
 
 
 
@@ -453,11 +466,9 @@ def run_hier(ids: Sequence[str], target: PolicyTarget, bounds: Bounds, params: P
              progress: Progress | None = None) -> list[ClaimResult]:
     """What ``policy_claims.run_policy_claims`` does, for hier-compass: the named policy.* claims
     in one exploration, then ``measure.sif`` if named (``--max-nodes all`` has no hierarchical
-    cutoff: refused)."""
+    cutoff: refused; ``--ties all`` runs every event under every legal tie-break, reading H7)."""
     if bounds.every_n:
         raise PolicyError(f"--max-nodes all: {NAME} has no checked cutoff; give --max-nodes D (domains)")
-    if bounds.ties == "all":
-        raise PolicyError(f"--ties all: {NAME} exposes no tie points")
     claims = [c for c in ids if c in claim_ids]
     out = run_hier_policy(claims, target, bounds, params, measure_id, engine, deadline, progress) if claims else []
     if measure_id in ids:

@@ -22,7 +22,7 @@ from heuristics.gpu.cluster import G_DEFAULT, Placement, placement_violations
 from heuristics.gpu.policy import Migration, Policy
 from heuristics.gpu.policy import Outcome as PolicyOutcome
 from heuristics.gpu.registry import load_factory, make_policy, policy_migrates, policy_names, protocol_gaps
-from heuristics.gpu.ties import Script
+from heuristics.gpu.ties import Chooser
 from oracle.gpu.phi_star import min_nodes
 from oracle.result import Status
 from proofs_check.core.model import Expect, Numbers, On, Outcome, Property, Step, Undecided
@@ -162,7 +162,7 @@ class PolicyCheckModel(PolicyModel):
         changed = None if d.changed_to is None else self.canon(d.changed_to)
         return self.canon(st.state), len(d.migrations), d.refused, changed
 
-    def _run(self, s: FlatState, a: Event, ties: Script | None) -> Step[FlatState, Event]:
+    def _run(self, s: FlatState, a: Event, ties: Chooser | None) -> Step[FlatState, Event]:
         # ``PolicyModel.step`` / ``_every_tie`` call this: the event with ``ties`` answering the
         # scheduler's tie points (``--ties all``, a replayed event's choices), or the default ties.
         what = f"arrive(J{a.job}, g={a.g}, w={a.w})" if a.arrive else f"depart(J{a.job})"

@@ -297,12 +297,13 @@ def _without_refusals(f: Finding[FlatState, Event], model: PolicyCheckModel) -> 
 
 
 def sample_policy(cid: str, target: PolicyTarget, params: PolicyParams, runs: int, seed_value: int,
-                  max_nodes: int) -> tuple[Record | None, int]:
-    """``runs`` Hypothesis-drawn event sequences of ``target`` on N ≤ ``max_nodes``."""
+                  max_nodes: int, ties: bool = False) -> tuple[Record | None, int]:
+    """``runs`` Hypothesis-drawn event sequences of ``target`` on N ≤ ``max_nodes`` (``ties``: a
+    drawn option at every tie point too)."""
     events = EventBounds(params.demands, MAX_ACTIONS, SAMPLE_MAX_W)
     prop = prop_of(cid, params)
     found, count = sample(lambda n: PolicyCheckModel(target.factory, n, events), range(1, max_nodes + 1), prop,
-                          runs, seed_value)
+                          runs, seed_value, ties=ties)
     if found is None:
         return None, count
     found = _without_refusals(found, PolicyCheckModel(target.factory, found.size, events))
@@ -310,14 +311,14 @@ def sample_policy(cid: str, target: PolicyTarget, params: PolicyParams, runs: in
 
 
 def sampled(r: ClaimResult, target: PolicyTarget, params: PolicyParams, runs: int, seed_value: int,
-            max_nodes: int, progress: Progress | None = None) -> ClaimResult:
+            max_nodes: int, progress: Progress | None = None, ties: bool = False) -> ClaimResult:
     """Merge ``--random`` sampling into an exhaustive policy.* result (it can only add a
     counterexample)."""
     if r.claim_id not in CLAIM_IDS or r.verdict is Verdict.VIOLATED:
         return r
     if progress is not None:
         progress(f"[{r.claim_id}] sampling {runs} sequences, N ≤ {max_nodes}, seed {seed_value}")
-    rec, count = sample_policy(r.claim_id, target, params, runs, seed_value, max_nodes)
+    rec, count = sample_policy(r.claim_id, target, params, runs, seed_value, max_nodes, ties)
     stats = {**r.stats, "sampling": {"sequences": count, "max_nodes": max_nodes, "seed": seed_value,
                                      "found": rec is not None}}
     bounds = {**r.bounds, "sampling": f"{runs} sequences, N ≤ {max_nodes}, seed {seed_value}"}

@@ -28,10 +28,11 @@ from heuristics.gpu.cluster import Placement
 from heuristics.gpu.policy import Outcome as PolicyOutcome
 from heuristics.gpu.policy import EventResult, Policy, StateKey
 from oracle.gpu.paper_phi import wcc_holds
-from heuristics.gpu.ties import Script, every_script
+from heuristics.gpu.ties import Chooser, Script
 from proofs_check.core.model import Outcome, Step
 from proofs_check.gpu import packed
 from proofs_check.gpu.canonical import canonical
+from proofs_check.gpu.tie_expansion import drawn_step, every_tie
 from proofs_check.gpu.events import Event, FlatState, apply_event, counts_of_state, job_events, running_jobs, state_from_json, \
     state_to_json, used_per_node
 
@@ -51,7 +52,7 @@ class EventBounds:
 
 
 @contextmanager
-def answering(pol: Any, ties: Script | None) -> Iterator[None]:
+def answering(pol: Any, ties: Chooser | None) -> Iterator[None]:
     """The policy's tie points answered by ``ties`` while the block runs (None: its default ties)."""
     if ties is None:
         yield
@@ -120,21 +121,13 @@ class PolicyModel:
         """Each event once per distinct result (successor and migration count, or the outcome of
         a refused / failed event) over all its choice sequences (lexicographic: the default
         tie-breaking first); the steps are kept for ``step``."""
-        out: list[Event] = []
-        ready: dict[Event, Step[FlatState, Event]] = {}
-        for ev in events:
-            results: set[Any] = set()
-            for made, st in every_script(lambda script: self._run(s, ev, script)):
-                key = self._result_key(st) if st.outcome is Outcome.APPLIED else st.outcome
-                if key in results:
-                    continue
-                results.add(key)
-                a = ev._replace(choices=tuple(c.taken for c in made))
-                object.__setattr__(st, "action", a)
-                ready[a] = st
-                out.append(a)
+        ready = every_tie(events, lambda ev, script: self._run(s, ev, script), self._result_key)
         self._ready, self._ready_state = ready, s
-        return out
+        return list(ready)
+
+    def step_drawing(self, s: FlatState, a: Event, draw: Callable[[int], int]) -> Step[FlatState, Event]:
+        """``a`` with a drawn option at every tie point (``--random K --ties all``)."""
+        return drawn_step(lambda ev, chooser: self._run(s, ev, chooser), a, draw)
 
     def _result_key(self, st: Step[FlatState, Event]) -> Hashable:
         """What makes two choices' applied steps different: the successor and, since a transition
@@ -146,7 +139,7 @@ class PolicyModel:
             return self._ready.pop(a)
         return self._run(s, a, Script(a.choices) if a.choices else None)
 
-    def _run(self, s: FlatState, a: Event, ties: Script | None) -> Step[FlatState, Event]:
+    def _run(self, s: FlatState, a: Event, ties: Chooser | None) -> Step[FlatState, Event]:
         # The search steps every action of one state in a row. With apply and undo (COMPASS:
         # ``trial`` / ``view_after`` / ``rollback``) one scheduler is built per state and every
         # event is undone on it; other policies are rebuilt from ``s`` per action.
