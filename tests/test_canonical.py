@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from heuristics.gpu.abs_space import EMPTY, POOL, SLOTTED, AbsView, NodeView, SlotView, slot_width
 from heuristics.gpu.cluster import Instance, Placement
-from proofs_check.gpu.canonical import canonical, is_canonical
+from proofs_check.gpu import canonical as canon_mod
+from proofs_check.gpu.canonical import canonical, canonical_map, is_canonical
 
 G = 8
 
@@ -169,3 +170,75 @@ def test_identical_components_sorted_not_permuted():
     v = AbsView(G, tuple(full._replace(slots=(SlotView(8, j, 8, ()),)) for j in range(6)))
     c = canonical(v)
     assert sorted(s.anchor_job for nd in c.nodes for s in nd.slots) == list(range(6))
+
+
+# ---------------------------------------------------------------- the memoised path (canonical)
+def direct(state):
+    """The direct computation: no memo but ``canonical_map``'s per-component one."""
+    return canonical_map(state)[0]
+
+
+def variants(state, rnd):
+    """``state``, the same nodes in another order, an equivalent copy (nodes permuted, jobs
+    renamed, contents reordered) and the state with one node emptied — the explorer's pattern:
+    successors share most nodes."""
+    js = jobs_in(state)
+    perm = list(range(len(state.nodes)))
+    rnd.shuffle(perm)
+    jobmap = dict(zip(js, rnd.sample(range(len(js) + 5), len(js))))
+    moved = state._replace(nodes=tuple(state.nodes[i] for i in perm))
+    if isinstance(state, AbsView):
+        emptied = state._replace(nodes=(NodeView(EMPTY),) + state.nodes[1:])
+        return [state, moved, relabel_abs(state, perm, jobmap, rnd), emptied]
+    return [state, moved, relabel_placement(state, perm, jobmap, rnd), Placement(G, ((),) + state.nodes[1:])]
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.lists(st.one_of(abs_states(max_nodes=5, max_jobs=5), placements(max_nodes=5, max_jobs=5)), min_size=1,
+                max_size=5), st.randoms(use_true_random=False))
+def test_memoised_equals_direct(states, rnd):
+    """Memos filled by earlier states (classes met at other label offsets, nodes met in other
+    states) never change a representative."""
+    for s in states:
+        for v in variants(s, rnd):
+            assert canonical(v) == direct(v)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(abs_states(max_nodes=5, max_jobs=5), min_size=2, max_size=6), st.randoms(use_true_random=False))
+def test_memo_limits_never_confuse_states(states, rnd):
+    """With every memo cleared after two entries (serial numbers are never reused, so a key
+    built from a cleared node's serial cannot name another node), results stay exact."""
+    saved = canon_mod._MEMO_LIMIT
+    canon_mod._MEMO_LIMIT = 2
+    try:
+        for s in states:
+            for v in variants(s, rnd):
+                assert canonical(v) == direct(v)
+    finally:
+        canon_mod._MEMO_LIMIT = saved
+
+
+def components_bfs(jobs):
+    """Connected components by breadth-first search over nodes sharing a job."""
+    left, out = set(range(len(jobs))), []
+    for n in range(len(jobs)):
+        if n not in left:
+            continue
+        group, todo = [], [n]
+        left.discard(n)
+        while todo:
+            a = todo.pop()
+            group.append(a)
+            for b in sorted(left):
+                if jobs[a] & jobs[b]:
+                    left.discard(b)
+                    todo.append(b)
+        out.append(sorted(group))
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.frozensets(st.integers(0, 7), max_size=3), max_size=7))
+def test_groups_are_the_components_in_first_node_order(jobs):
+    assert canon_mod._groups(jobs) == components_bfs(jobs)

@@ -22,17 +22,22 @@ How the candidate set is kept small (all steps are invariant):
    signature plus its contents' job colours. Nodes are sorted by key (ties permuted); for each
    node order, jobs are sorted by (colour, first appearance: node position, container shape,
    role) and only jobs tied on both are permuted.
-3. *Twins* — jobs with the same colour and exactly the same footprint (same containers, same
-   multiplicities), e.g. several 1-GPU jobs in one pool node — are swapped by an automorphism,
+3. *Twins* — jobs with exactly the same footprint (same containers, same multiplicities; hence
+   the same colour), e.g. several 1-GPU jobs in one pool node — are swapped by an automorphism,
    so one order among them suffices.
+
+:func:`canonical` memoises per raw node, per connected component and per component class (the
+explorer's successors share most of both with states met before); :func:`canonical_map` is the
+direct computation and also returns the node order and relabelling.
 
 The explorer stores representatives and expands them through ``policy.with_state(rep)``, so the
 policy it checks breaks the paper's "pick any" ties by the representative's node order.
 """
 from __future__ import annotations
 
-from itertools import permutations, product
-from typing import Any, Iterable, NamedTuple
+from itertools import count, permutations, product
+from operator import attrgetter
+from typing import Any, Callable, Iterable, NamedTuple
 
 from heuristics.gpu.abs_space import AbsView, NodeView, SlotView
 from heuristics.gpu.cluster import Instance, Placement
@@ -57,33 +62,39 @@ class _Node(NamedTuple):
 FlatState = AbsView | Placement
 
 
+class _Adapter(NamedTuple):
+    """How one state type is read into containers and written back."""
+
+    make: Callable[[int, tuple[Any, ...]], FlatState]  # (capacity, nodes) -> state
+    read: Callable[[Any], _Node]  # a node of the state -> _Node
+    write: Callable[[_Node, dict[int, int]], Any]  # _Node, labels -> a node of the state
+
+
 def canonical(state: FlatState) -> FlatState:
     """The canonical representative of ``state`` (an ``AbsView`` or a ``Placement``).
 
     The same value as ``canonical_map(state)[0]``, memoised on the whole state (the explorer
-    meets the same raw successor again and again) and, for an ``AbsView``, computed from per-node
-    and per-component memos (see ``_canonical_abs``)."""
-    rep = _state_memo.get(state)
+    meets the same raw successor again and again, up to node order) and computed by
+    ``_assembled`` from memos per node and per connected component."""
+    ad = _adapter(state)
+    get = _seen.get
+    seen = [get(nd) or _remember(_seen, nd, _Seen(next(_serials), ad.read(nd))) for nd in state.nodes]
+    # The key names the state by its nodes' serial numbers, sorted (renumbering nodes keeps the
+    # class): the memo keeps no raw state alive, and meets states that differ in node order.
+    key = (state.capacity, *sorted([s.serial for s in seen]))
+    rep = _state_memo.get(key)
     if rep is None:
-        if len(_state_memo) >= _MEMO_LIMIT:
-            _state_memo.clear()
-        rep = _canonical_abs(state) if isinstance(state, AbsView) else canonical_map(state)[0]
-        _state_memo[state] = rep
+        rep = _remember(_state_memo, key, _assembled(state.capacity, seen, ad))
     return rep
 
 
 def canonical_map(state: FlatState) -> tuple[FlatState, list[int], dict[int, int]]:
     """(representative, node_order, labels): node i of the representative is node
     ``node_order[i]`` of ``state``, and job id j of ``state`` is job ``labels[j]`` in it."""
-    if isinstance(state, AbsView):
-        nodes = _abs_nodes(state)
-        order, labels = _canonical_nodes(nodes)
-        return AbsView(state.capacity, tuple(_abs_node(nodes[i], labels) for i in order)), order, labels
-    if isinstance(state, Placement):
-        nodes = _placement_nodes(state)
-        order, labels = _canonical_nodes(nodes)
-        return Placement(state.capacity, tuple(_placement_node(nodes[i], labels) for i in order)), order, labels
-    raise TypeError(f"no canonical form for {type(state).__name__}; expected AbsView or Placement")
+    ad = _adapter(state)
+    nodes = [ad.read(nd) for nd in state.nodes]
+    order, labels = _canonical_nodes(nodes)
+    return ad.make(state.capacity, tuple(ad.write(nodes[i], labels) for i in order)), order, labels
 
 
 def is_canonical(state: FlatState) -> bool:
@@ -91,16 +102,10 @@ def is_canonical(state: FlatState) -> bool:
 
 
 # ----------------------------------------------------------------------------- adapters
-def _abs_nodes(view: AbsView) -> list[_Node]:
-    out = []
-    for nd in view.nodes:
-        cs = []
-        if nd.pool:
-            cs.append(_Container(("P",), None, nd.pool))
-        for s in nd.slots:
-            cs.append(_Container(("S", s.width, s.anchor_g), s.anchor_job, s.fillers))
-        out.append(_Node(nd.kind, tuple(cs)))
-    return out
+def _abs_read(nd: NodeView) -> _Node:
+    cs = [_Container(("P",), None, nd.pool)] if nd.pool else []
+    cs.extend(_Container(("S", s.width, s.anchor_g), s.anchor_job, s.fillers) for s in nd.slots)
+    return _Node(nd.kind, tuple(cs))
 
 
 def _abs_node(node: _Node, labels: dict[int, int]) -> NodeView:
@@ -116,18 +121,146 @@ def _abs_node(node: _Node, labels: dict[int, int]) -> NodeView:
     return NodeView(node.kind, pool, tuple(slots))
 
 
-def _placement_nodes(p: Placement) -> list[_Node]:
-    out = []
-    for insts in p.nodes:
-        by_g: dict[int, list[int]] = {}
-        for i in insts:
-            by_g.setdefault(i.g, []).append(i.job)
-        out.append(_Node("node", tuple(_Container(("I", g), None, tuple(js)) for g, js in sorted(by_g.items()))))
-    return out
+def _placement_read(insts: tuple[Instance, ...]) -> _Node:
+    by_g: dict[int, list[int]] = {}
+    for i in insts:
+        by_g.setdefault(i.g, []).append(i.job)
+    return _Node("node", tuple(_Container(("I", g), None, tuple(js)) for g, js in sorted(by_g.items())))
 
 
 def _placement_node(node: _Node, labels: dict[int, int]) -> tuple[Instance, ...]:
     return tuple(sorted(Instance(labels[j], c.desc[1]) for c in node.containers for j in c.members))
+
+
+_ABS = _Adapter(AbsView, _abs_read, _abs_node)
+_PLACEMENT = _Adapter(Placement, _placement_read, _placement_node)
+
+
+def _adapter(state: FlatState) -> _Adapter:
+    if isinstance(state, AbsView):
+        return _ABS
+    if isinstance(state, Placement):
+        return _PLACEMENT
+    raise TypeError(f"no canonical form for {type(state).__name__}; expected AbsView or Placement")
+
+
+# ----------------------------------------------------------------------------- the memoised path
+# The explorer canonicalises successors of a canonical state: most of their nodes, and most of
+# their components, were met before. ``canonical_map``'s direct computation gives the same
+# representative (components canonicalised alone, sorted by code, labels offset by the jobs of
+# the components before); this path reuses, per raw node, its containers and jobs, and per
+# connected component (raw, then job-renamed), its isomorphism class with the class's output
+# nodes at each label offset. Every key is the raw content itself or a serial number of one
+# (never a hash), so a hit is exact.
+_MEMO_LIMIT = 300_000
+
+
+class _Class:
+    """A connected component up to isomorphism (seeds/000 §4.4: nodes interchangeable, job ids
+    labels): its minimum code (the sort key of components), its number of jobs, and its output
+    nodes with labels offset by the jobs of the components before it."""
+
+    __slots__ = ("code", "size", "nodes", "labels", "write", "shifted")
+
+    def __init__(self, code: tuple, nodes: tuple[_Node, ...], labels: dict[int, int],
+                 write: Callable[[_Node, dict[int, int]], Any]) -> None:
+        self.code, self.size, self.nodes, self.labels, self.write = code, len(labels), nodes, labels, write
+        self.shifted: dict[int, tuple[Any, ...]] = {}
+
+    def at(self, offset: int) -> tuple[Any, ...]:
+        made = self.shifted.get(offset)
+        if made is None:
+            labels = {j: offset + lab for j, lab in self.labels.items()}
+            made = self.shifted[offset] = tuple(self.write(nd, labels) for nd in self.nodes)
+        return made
+
+
+class _Seen:
+    """What one raw node contributes: a serial number (never reused, so keys built from serials
+    stay exact across memo clears), its containers (in shape order), its id-free signature, its
+    jobs, and its class when it is a component alone."""
+
+    __slots__ = ("serial", "node", "base", "jobs", "alone")
+
+    def __init__(self, serial: int, node: _Node) -> None:
+        self.serial, self.node = serial, _Node(node.kind, tuple(sorted(node.containers, key=_shape)))
+        self.base, self.jobs = _base(node), frozenset(_jobs_of(node))
+        self.alone: _Class | None = None
+
+
+_state_memo: dict[tuple[int, ...], FlatState] = {}  # (capacity, node serials) -> representative
+_seen: dict[Any, _Seen] = {}  # raw node -> _Seen (a NodeView, led by its kind, never equals a placement node)
+_serials = count()
+_parts: dict[tuple[int, ...], _Class] = {}  # serials of a multi-node component's raw nodes -> class
+_norm_memo: dict[tuple[_Node, ...], _Class] = {}  # normalised component -> class
+_classes: dict[tuple, _Class] = {}  # code -> class (one object per class: outputs are shared)
+
+
+def _remember(memo: dict, key: Any, value: Any) -> Any:
+    if len(memo) >= _MEMO_LIMIT:  # bounded: a long search must not grow memos without end
+        memo.clear()
+    memo[key] = value
+    return value
+
+
+def _assembled(capacity: int, seen: list[_Seen], ad: _Adapter) -> FlatState:
+    """``canonical_map(state)[0]`` from the memos, for the state of nodes ``seen``."""
+    classes: list[_Class] = []
+    for idx in _groups([s.jobs for s in seen]):
+        if len(idx) == 1:
+            s = seen[idx[0]]
+            cls = s.alone
+            if cls is None:
+                cls = s.alone = _class_of([s], ad.write)
+        else:
+            key = tuple([seen[i].serial for i in idx])
+            found = _parts.get(key)
+            cls = found if found is not None else _remember(_parts, key, _class_of([seen[i] for i in idx], ad.write))
+        classes.append(cls)
+    classes.sort(key=_CODE)
+    out: list[Any] = []
+    offset = 0
+    for cls in classes:
+        out += cls.shifted.get(offset) or cls.at(offset)
+        offset += cls.size
+    return ad.make(capacity, tuple(out))
+
+
+_CODE = attrgetter("code")
+
+
+def _class_of(part: list[_Seen], write: Callable[[_Node, dict[int, int]], Any]) -> _Class:
+    """The class of a component, through a normalised copy (``_normalised``), so components
+    that differ only in job ids, node order or container order share one computation. Exact:
+    the copy is the component renumbered, and its code is the minimum over an id- and
+    order-invariant candidate set, hence the same for both."""
+    key = _normalised(part)
+    cls = _norm_memo.get(key)
+    if cls is None:
+        code, order, labels = _canonical_component(list(key))
+        cls = _classes.get(code)
+        if cls is None:
+            cls = _remember(_classes, code, _Class(code, tuple(key[i] for i in order), labels, write))
+        _remember(_norm_memo, key, cls)
+    return cls
+
+
+def _normalised(part: list[_Seen]) -> tuple[_Node, ...]:
+    """``part`` with its nodes in id-free signature order (stable), containers in shape order,
+    job ids renamed 0, 1, … by first appearance, and containers and members sorted."""
+    ids: dict[int, int] = {}
+    out = []
+    for s in sorted(part, key=_BASE) if len(part) > 1 else part:
+        cs = []
+        for c in s.node.containers:
+            a = None if c.anchor is None else ids.setdefault(c.anchor, len(ids))
+            cs.append(_Container(c.desc, a, tuple(sorted([ids.setdefault(j, len(ids)) for j in c.members]))))
+        cs.sort()
+        out.append(_Node(s.node.kind, tuple(cs)))
+    return tuple(out)
+
+
+_BASE = attrgetter("base")
 
 
 # ----------------------------------------------------------------------------- the algorithm
@@ -136,22 +269,25 @@ def _sorted_containers(node: _Node, labels: dict[int, int]) -> list[_Container]:
 
 
 def _container_code(c: _Container, labels: dict[int, int]) -> tuple:
-    anchor = -1 if c.anchor is None else labels[c.anchor]
-    return (c.desc, anchor, tuple(sorted(labels[j] for j in c.members)))
+    return (c.desc, -1 if c.anchor is None else labels[c.anchor], tuple(sorted([labels[j] for j in c.members])))
 
 
 def _node_code(node: _Node, labels: dict[int, int]) -> tuple:
-    return (node.kind, tuple(sorted(_container_code(c, labels) for c in node.containers)))
+    return (node.kind, tuple(sorted([_container_code(c, labels) for c in node.containers])))
 
 
 def _base(node: _Node) -> tuple:
     """Id-free signature of a node: its type and the shape of each container."""
-    return (node.kind, tuple(sorted((c.desc, c.anchor is not None, len(c.members)) for c in node.containers)))
+    return (node.kind, tuple(sorted(map(_shape, node.containers))))
+
+
+def _shape(c: _Container) -> tuple:
+    return (c.desc, c.anchor is not None, len(c.members))
 
 
 def _components(nodes: list[_Node]) -> list[list[int]]:
     """Node indices grouped by connectivity through shared jobs."""
-    return _components_of([tuple(_jobs_of(node)) for node in nodes])
+    return _groups([frozenset(_jobs_of(node)) for node in nodes])
 
 
 def _jobs_of(node: _Node) -> Iterable[int]:
@@ -161,116 +297,34 @@ def _jobs_of(node: _Node) -> Iterable[int]:
         yield from c.members
 
 
-# A component's canonical form depends only on its own contents (raw ids included), and the
-# explorer meets the same untouched components again and again: memoise them.
-_memo: dict[tuple[_Node, ...], tuple[tuple, list[int], dict[int, int]]] = {}
-_MEMO_LIMIT = 300_000
-
-
-_state_memo: dict[Any, Any] = {}  # whole state -> representative
-_node_memo: dict[NodeView, tuple[_Node, tuple[int, ...]]] = {}  # NodeView -> (_Node, its jobs)
-_out_memo: dict[tuple[tuple[_Node, ...], int], tuple[NodeView, ...]] = {}  # (component, label offset) -> nodes
-
-
-def _canonical_abs(view: AbsView) -> AbsView:
-    """``canonical_map(view)[0]`` for an ``AbsView``, step for step the same computation
-    (components, each canonicalised alone and memoised, sorted by code, labels offset by the
-    jobs of the components before), with the node conversion and each component's relabelled
-    output nodes memoised as well."""
-    nodes: list[_Node] = []
-    jobs: list[tuple[int, ...]] = []
-    for nd in view.nodes:
-        hit = _node_memo.get(nd)
-        if hit is None:
-            if len(_node_memo) >= _MEMO_LIMIT:
-                _node_memo.clear()
-            node = _abs_nodes(AbsView(view.capacity, (nd,)))[0]
-            hit = _node_memo[nd] = (node, tuple(_jobs_of(node)))
-        nodes.append(hit[0])
-        jobs.append(hit[1])
-    comps = []
-    for idx in _components_of(jobs):
-        part = tuple(nodes[i] for i in idx)
-        found = _part_memo.get(part)
-        if found is None:
-            if len(_part_memo) >= _MEMO_LIMIT:
-                _part_memo.clear()
-            found = _part_memo[part] = _relabelled_component(part)
-        comps.append((found[0], part, found[1], found[2]))
-    comps.sort(key=lambda t: t[0])
-    out: list[NodeView] = []
-    offset = 0
-    for _, part, order, labels in comps:
-        key = (part, offset)
-        made = _out_memo.get(key)
-        if made is None:
-            if len(_out_memo) >= _MEMO_LIMIT:
-                _out_memo.clear()
-            shifted = {j: offset + lab for j, lab in labels.items()}
-            made = _out_memo[key] = tuple(_abs_node(part[i], shifted) for i in order)
-        out.extend(made)
-        offset += len(labels)
-    return AbsView(view.capacity, tuple(out))
-
-
-# The fast path keeps its own component memos: ``canonical_map``'s node order and labels (which
-# ``trace_view`` shows) stay those of the direct computation.
-_part_memo: dict[tuple[_Node, ...], tuple[tuple, list[int], dict[int, int]]] = {}
-_norm_memo: dict[tuple[_Node, ...], tuple[tuple, list[int], dict[int, int]]] = {}
-
-
-def _relabelled_component(part: tuple[_Node, ...]) -> tuple[tuple, list[int], dict[int, int]]:
-    """``_canonical_component`` of ``part`` through its job-renamed copy (ids 0, 1, … by first
-    appearance), so components that differ only in job ids share one computation. Exact: the
-    code is the minimum over an id-invariant candidate set, hence the same for both, and the
-    labels are mapped back to ``part``'s ids (any labelling reaching the minimum code gives the
-    same representative)."""
-    ids: dict[int, int] = {}
-    norm = []
-    for nd in part:
-        cs = []
-        for c in nd.containers:
-            a = None if c.anchor is None else ids.setdefault(c.anchor, len(ids))
-            cs.append(_Container(c.desc, a, tuple(ids.setdefault(j, len(ids)) for j in c.members)))
-        norm.append(_Node(nd.kind, tuple(cs)))
-    key = tuple(norm)
-    found = _norm_memo.get(key)
-    if found is None:
-        if len(_norm_memo) >= _MEMO_LIMIT:
-            _norm_memo.clear()
-        found = _norm_memo[key] = _canonical_component(norm)
-    code, order, labels = found
-    back = {k: j for j, k in ids.items()}
-    return code, order, {back[k]: lab for k, lab in labels.items()}
-
-
-def _components_of(jobs: list[tuple[int, ...]]) -> list[list[int]]:
-    """Node indices grouped by connectivity through shared jobs (union-find), from each node's
-    jobs; groups in order of their first node."""
-    parent = list(range(len(jobs)))
-
-    def find(a: int) -> int:
-        while parent[a] != a:
-            parent[a] = parent[parent[a]]
-            a = parent[a]
-        return a
-
-    first_host: dict[int, int] = {}
-    linked = False
+def _groups(jobs: list[frozenset[int]]) -> list[list[int]]:
+    """Node indices grouped by connectivity through shared jobs, each group ascending, in order of
+    their first node."""
+    out: list[list[int]] = []
+    held: list[frozenset[int]] = []  # the jobs of each group
     for n, js in enumerate(jobs):
-        for j in js:
-            h = first_host.setdefault(j, n)
-            if h != n:
-                ra, rb = find(h), find(n)
-                if ra != rb:
-                    parent[rb] = ra
-                    linked = True
-    if not linked:
-        return [[n] for n in range(len(jobs))]
-    groups: dict[int, list[int]] = {}
-    for n in range(len(jobs)):
-        groups.setdefault(find(n), []).append(n)
-    return list(groups.values())
+        into = -1
+        if js:
+            k = 0
+            while k < len(out):
+                if held[k].isdisjoint(js):
+                    k += 1
+                elif into < 0:
+                    into, held[k] = k, held[k] | js
+                    out[k].append(n)
+                    k += 1
+                else:  # n links two groups: merge the later one into the first
+                    held[into] |= held.pop(k)
+                    out[into] = sorted(out[into] + out.pop(k))
+        if into < 0:
+            out.append([n])
+            held.append(js)
+    return out
+
+
+# canonical_map keeps its own component memo: its node order and labels (which ``trace_view``
+# shows) are those of the direct computation.
+_memo: dict[tuple[_Node, ...], tuple[tuple, list[int], dict[int, int]]] = {}
 
 
 def _canonical_nodes(nodes: list[_Node]) -> tuple[list[int], dict[int, int]]:
@@ -280,9 +334,7 @@ def _canonical_nodes(nodes: list[_Node]) -> tuple[list[int], dict[int, int]]:
         part = tuple(nodes[i] for i in idx)
         hit = _memo.get(part)
         if hit is None:
-            if len(_memo) >= _MEMO_LIMIT:
-                _memo.clear()
-            hit = _memo[part] = _canonical_component(list(part))
+            hit = _remember(_memo, part, _canonical_component(list(part)))
         code, order, labels = hit
         comps.append((code, [idx[i] for i in order], labels))
     comps.sort(key=lambda t: t[0])
@@ -299,29 +351,35 @@ def _canonical_nodes(nodes: list[_Node]) -> tuple[list[int], dict[int, int]]:
 def _canonical_component(nodes: list[_Node]) -> tuple[tuple, list[int], dict[int, int]]:
     """Minimum encoding of one connected component over its invariant candidate set."""
     bases = [_base(nd) for nd in nodes]
-    # job colour: (g, w, sorted id-free places it occupies)
+    # job colour: (g, w, sorted id-free places it occupies); footprint: (node, container, role)
     places: dict[int, list[tuple]] = {}
     g_of: dict[int, int] = {}
+    footprint: dict[int, list[tuple]] = {}
     for n, nd in enumerate(nodes):
-        for c in nd.containers:
+        for k, c in enumerate(nd.containers):
+            desc = c.desc
             if c.anchor is not None:
-                places.setdefault(c.anchor, []).append((bases[n], c.desc, "a"))
-                g_of[c.anchor] = c.desc[2]
+                places.setdefault(c.anchor, []).append((bases[n], desc, "a"))
+                footprint.setdefault(c.anchor, []).append((n, k, "a"))
+                g_of[c.anchor] = desc[2]
+            g = desc[1] if desc[0] == "I" else 1
             for j in c.members:
-                places.setdefault(j, []).append((bases[n], c.desc, "m"))
-                g_of[j] = c.desc[1] if c.desc[0] == "I" else 1
+                places.setdefault(j, []).append((bases[n], desc, "m"))
+                footprint.setdefault(j, []).append((n, k, "m"))
+                g_of[j] = g
     colour: dict[int, tuple[Any, ...]] = {j: (g_of[j], len(pl), tuple(sorted(pl))) for j, pl in places.items()}
     node_keys = [_refined_key(nd, b, colour) for nd, b in zip(nodes, bases)]
     # second round: a job's colour also sees the refined keys of the nodes hosting it
-    hosts: dict[int, list[tuple]] = {j: [] for j in places}
-    for n, nd in enumerate(nodes):
-        for j in _jobs_of(nd):
-            hosts[j].append(node_keys[n])
-    colour = {j: (colour[j], tuple(sorted(hosts[j]))) for j in places}
+    colour = {j: (colour[j], tuple(sorted([node_keys[n] for n, _, _ in fp]))) for j, fp in footprint.items()}
     node_keys = [_refined_key(nd, b, colour) for nd, b in zip(nodes, bases)]
 
-    node_groups = _tie_groups(sorted(range(len(nodes)), key=lambda n: node_keys[n]), node_keys)
-    job_units = _job_units(nodes, colour)
+    node_groups = _tie_groups(sorted(range(len(nodes)), key=node_keys.__getitem__), node_keys)
+    # Twins: jobs with the same footprint (their colour, a function of the footprint, is then
+    # the same too), e.g. several 1-GPU jobs in one pool node; an automorphism swaps them.
+    twins: dict[tuple, list[int]] = {}
+    for j, fp in footprint.items():
+        twins.setdefault(tuple(sorted(fp)), []).append(j)
+    job_units = [tuple(sorted(js)) for js in twins.values()]
 
     best: tuple | None = None
     best_order: list[int] = []
@@ -337,7 +395,7 @@ def _canonical_component(nodes: list[_Node]) -> tuple[tuple, list[int], dict[int
             for unit in unit_order:
                 for j in unit:
                     labels[j] = len(labels)
-            code = tuple(_node_code(nodes[n], labels) for n in node_order)
+            code = tuple([_node_code(nodes[n], labels) for n in node_order])
             if best is None or code < best:
                 best, best_order, best_labels = code, list(node_order), labels
     assert best is not None
@@ -357,25 +415,9 @@ def _first_appearance(nodes: list[_Node], node_order: list[int]) -> dict[int, tu
 
 
 def _refined_key(node: _Node, base: tuple, colour: dict[int, tuple]) -> tuple:
-    return (base, tuple(sorted(
-        (c.desc, None if c.anchor is None else colour[c.anchor], tuple(sorted(colour[j] for j in c.members)))
-        for c in node.containers
-    )))
-
-
-def _job_units(nodes: list[_Node], colour: dict[int, tuple]) -> list[tuple[int, ...]]:
-    """Jobs grouped into twin classes (same colour, identical footprint), each sorted by id."""
-    footprint: dict[int, list[tuple]] = {}
-    for n, nd in enumerate(nodes):
-        for k, c in enumerate(nd.containers):
-            if c.anchor is not None:
-                footprint.setdefault(c.anchor, []).append((n, k, "a"))
-            for j in c.members:
-                footprint.setdefault(j, []).append((n, k, "m"))
-    twins: dict[tuple, list[int]] = {}
-    for j, fp in footprint.items():
-        twins.setdefault((colour[j], tuple(sorted(fp))), []).append(j)
-    return [tuple(sorted(js)) for js in twins.values()]
+    return (base, tuple(sorted([
+        (c.desc, None if c.anchor is None else colour[c.anchor], tuple(sorted([colour[j] for j in c.members])))
+        for c in node.containers])))
 
 
 def _tie_groups(items: list, key_of) -> list[list]:
