@@ -164,7 +164,7 @@ class Shard(Generic[S, A]):
                     box[succ] = (rank, st)
         self.own = out[self.index]
         batches: list[bytes | None] = [
-            None if j == self.index or not box else pickle.dumps(list(box.items()), pickle.HIGHEST_PROTOCOL)
+            None if j == self.index or not box else _ship(box, pack)
             for j, box in enumerate(out)]
         if self.peers is not None:  # deliver before returning: the level's absorb starts after every expand
             for sent in [self.peers[j].receive(b) for j, b in enumerate(batches) if b is not None]:
@@ -177,8 +177,9 @@ class Shard(Generic[S, A]):
     def absorb(self, batches: list[bytes | None], open_names: list[str]) -> dict[str, Any]:
         """Keep the unseen successors routed here (minimum-rank discoverer each); state properties."""
         best = self.own
+        unpack = codec(self.spec.model)[1]
         for blob in batches + self.inbox:
-            for key, cand in pickle.loads(blob) if blob else ():
+            for key, cand in _unship(blob, unpack) if blob else ():
                 prev = best.get(key)
                 if prev is None or cand[0] < prev[0]:
                     best[key] = cand
@@ -210,6 +211,20 @@ class Shard(Generic[S, A]):
 
 Shard.checkpoint = shard_checkpoint  # type: ignore[attr-defined]
 Shard.restore = shard_restore  # type: ignore[attr-defined]
+
+
+def _ship(box: dict[Hashable, tuple[Rank, Step[S, A]]], pack: Callable[[Any], Hashable]) -> bytes:
+    """A batch of successors for another shard. Each step's states travel as packed keys (its
+    state is the key itself): with a compact packing far less to pickle than nested states."""
+    return pickle.dumps([(key, rank, None if st.prev is None else pack(st.prev), st.action, st.outcome, st.detail,
+                          st.reason, st.memo) for key, (rank, st) in box.items()], pickle.HIGHEST_PROTOCOL)
+
+
+def _unship(blob: bytes, unpack: Callable[[Any], Any]) -> Iterable[tuple[Hashable, tuple[Rank, Step[Any, Any]]]]:
+    """The (key, (rank, step)) entries of a ``_ship`` batch, the steps rebuilt equal to the sent ones."""
+    for key, rank, prev, action, outcome, detail, reason, memo in pickle.loads(blob):
+        yield key, (rank, Step(None if prev is None else unpack(prev), action, outcome, unpack(key), detail, reason,
+                               memo))
 
 
 def _represented(model: StateModel[S, A], st: Step[S, A]) -> Step[S, A]:
