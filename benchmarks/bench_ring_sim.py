@@ -1,53 +1,111 @@
-"""OCS simulator at paper scale (seed 004 §V): 150 racks × 64 chips, 5×5×6 torus, 50 h warm-up,
-200 h measurement, 50 h drain.
+"""OCS simulator speed at paper scale (seed 004 §V: 150 racks × 64 chips on a 5×5×6 torus, 50 h
+warm-up, 200 h measurement, 50 h drain, 95 % load), against a reference measured in the same run.
 
-1. Wall time of one paper-scale run per scheduler (workload B, 95 % load, seed 0); the reference
-   in the same run is the Local Best-Fit run (ratio = scheduler / local-best-fit).
-2. The 95 %-load table for workloads B and D across the six schedulers, ``--seeds`` seeds, in the
-   shape of the paper's Table II (utilisation, chip-hour-weighted blocking, mean / P95 wait, mean
-   ring cost of admitted cross-rack jobs; mean ± sd over seeds). The paper used 50 seeds.
+The reference is the simulator and policies of commit ``--ref`` (default 7d3f977, before they were
+made faster), extracted with ``git archive`` into a temporary directory (removed afterwards) and
+imported from there by a child process; the current tree runs in a second child on the same
+(workload, seed) trace right after it. Each child simulates the six paper schedulers and reports
+the process CPU seconds per scheduler plus every metric and every decision (job, start time,
+allocation, ring, ring cost, fragmentation cost, source). Printed per workload: CPU per scheduler
+for both trees, the ratio reference / current, and whether every metric and every decision is
+identical ("same"). CPU time, not wall time, because the machine is shared; the load average is
+printed with each measurement.
 
-    python benchmarks/bench_ring_sim.py [--seeds 10] [--workers 1]
+    python benchmarks/bench_ring_sim.py [--workloads A,B,C,D] [--seeds 1] [--ref 7d3f977]
 
-The 50-seed table with confidence intervals is benchmarks/ring_table.py.
+The 50-seed Table II comparison with confidence intervals is benchmarks/ring_table.py.
 """
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import shutil
+import subprocess
 import sys
+import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
 
-from heuristics.rack.ocs_sim import DurationModel, Windows
-from heuristics.rack.ring_baselines import PAPER_POLICIES
-from proofs_check.cli.ringsim import Cell, format_table, run_cell
+ROOT = Path(__file__).resolve().parent.parent
+SCHEDULERS = ("ringstitch", "local-first-fit", "local-best-fit", "full-rack", "capacity-only",
+              "network-unaware-best-fit")
+
+
+def child(workload: str, seed: int) -> None:
+    """Simulate every scheduler on one paper-scale trace with the ``heuristics`` package found on
+    sys.path (the reference's or this tree's) and print one JSON line."""
+    from heuristics.rack.ocs_sim import WORKLOADS, Windows, generate_trace, simulate
+    from heuristics.rack.racks import RackCluster
+    from heuristics.rack.ring_baselines import make_ring_policy
+
+    cluster = RackCluster.torus((5, 5, 6), 64)
+    jobs = generate_trace(cluster, WORKLOADS[workload], 0.95, seed, Windows())
+    out: dict[str, Any] = {}
+    for name in SCHEDULERS:
+        cpu, wall = time.process_time(), time.perf_counter()
+        res = simulate(cluster, make_ring_policy(name), jobs, Windows(), keep=True)
+        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+        decisions = [(d.job, d.time.hex(), [(int(r), int(c)) for r, c in d.placement.alloc],
+                      [int(r) for r in d.placement.ring], int(d.placement.cost), float(d.placement.frag).hex(),
+                      d.placement.source) for d in res.decisions]
+        fields = {k: v for k, v in vars(res).items() if k != "decisions"}
+        out[name] = {"cpu": cpu, "wall": wall, "result": repr(fields), "decisions": decisions}
+    print(json.dumps(out))
+
+
+def run_child(tree: Path, workload: str, seed: int) -> dict[str, Any]:
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", workload, str(seed)],
+                          cwd=tree, env=env, check=True, capture_output=True, text=True)
+    found: dict[str, Any] = json.loads(proc.stdout.splitlines()[-1])
+    return found
+
+
+def load() -> str:
+    return "load " + " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--seeds", type=int, default=10)
-    ap.add_argument("--workers", type=int, default=1)
-    ap.add_argument("--skip-table", action="store_true")
-    args = ap.parse_args()
-    print(f"# {' '.join(sys.argv)}")
-    schedulers = PAPER_POLICIES
-
-    def cell(workload: str, seed: int, names=schedulers) -> Cell:
-        return Cell(names, workload, 0.95, seed, (5, 5, 6), 64, Windows(), DurationModel(), "linear")
-
-    _, walls = run_cell(cell("B", 0))
-    print("one paper-scale run (150 racks, 300 h, workload B, load 95 %, seed 0):")
-    for name, wall in walls.items():
-        print(f"  {name:26s} {wall:6.2f} s   ratio to local-best-fit {wall / walls['local-best-fit']:5.2f}")
-    if args.skip_table:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    ap.add_argument("--ref", default="7d3f977", help="the reference commit (default 7d3f977)")
+    ap.add_argument("--workloads", default="A,B,C,D")
+    ap.add_argument("--seeds", type=int, default=1, help="traces per workload (seeds 0..n−1)")
+    ap.add_argument("--child", nargs=2, metavar=("WORKLOAD", "SEED"), help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.child:
+        child(a.child[0], int(a.child[1]))
         return
-    cells = [cell(wl, seed) for wl in ("B", "D") for seed in range(args.seeds)]
-    start = time.perf_counter()
-    pool = ProcessPoolExecutor(args.workers) if args.workers > 1 else None
-    results = list(pool.map(run_cell, cells) if pool else map(run_cell, cells))
-    rows = [r for cell_rows, _ in results for r in cell_rows]
-    print(f"\nTable II shape ({args.seeds} seeds per workload, {time.perf_counter() - start:.0f} s wall):")
-    print(format_table(rows, schedulers))
+    print(f"# {' '.join(sys.argv)}")
+    tmp = Path(tempfile.mkdtemp(prefix="bench_ring_sim_"))
+    try:
+        # ``git archive`` reads the history without touching the shared checkout's worktree list.
+        archive = subprocess.run(["git", "archive", "--format=tar", a.ref, "heuristics", "oracle"], cwd=ROOT,
+                                 check=True, capture_output=True)
+        subprocess.run(["tar", "-x", "-C", str(tmp)], input=archive.stdout, check=True)
+        print(f"reference: {a.ref} (git archive in {tmp}); this tree: {ROOT}; {os.cpu_count()} CPUs")
+        totals = {"ref": 0.0, "new": 0.0}
+        all_same = True
+        for wl in a.workloads.split(","):
+            for seed in range(a.seeds):
+                before = load()
+                ref, new = run_child(tmp, wl, seed), run_child(ROOT, wl, seed)
+                print(f"\nworkload {wl} seed {seed} ({before} → {load()}): CPU s per paper-scale run")
+                print(f"  {'scheduler':26s} {'reference':>10s} {'current':>10s} {'speed-up':>9s}  same")
+                for name in SCHEDULERS:
+                    r, n = ref[name], new[name]
+                    same = (r["result"], r["decisions"]) == (n["result"], n["decisions"])
+                    all_same &= same
+                    totals["ref"] += r["cpu"]
+                    totals["new"] += n["cpu"]
+                    print(f"  {name:26s} {r['cpu']:10.2f} {n['cpu']:10.2f} {r['cpu'] / n['cpu']:8.2f}x  "
+                          f"{'yes' if same else 'NO'}")
+        print(f"\nall six schedulers, every trace: reference {totals['ref']:.1f} s CPU, current {totals['new']:.1f} s, "
+              f"speed-up {totals['ref'] / totals['new']:.2f}x; every metric and decision identical: "
+              f"{'yes' if all_same else 'NO'}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -19,12 +19,20 @@ Sections (``--sections``, comma-separated; default ``table,choice``):
   jobs the oracle decided, and the decision time per job (RingStitch's, measured in the same
   cells, is the reference).
 
+Cells are submitted seed-major (every workload's seed 0 first), so a run cut short has the same
+seeds for every workload; ``--save FILE`` appends every finished table/exact run as a JSON line and
+``--replay FILE[,FILE]`` prints the table/exact reports from such files without simulating (so the
+runs of a cut or split run — ``--exact-first-seed`` — can be reported together). The table section
+also prints each stitching scheduler's ring cost minus RingStitch's, paired by seed.
+
     python benchmarks/ring_table.py --workers 2                          # items 5: table + rates
     python benchmarks/ring_table.py --sections exact --exact-seeds 10 --workers 2   # item 6
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import math
 import statistics
 import sys
@@ -123,6 +131,25 @@ class Run:
     cross_times: tuple[float, ...] = ()
 
 
+def save_runs(path: str, section: str, runs: Sequence[Run]) -> None:
+    """Append runs as JSON lines, so a run cut short still leaves every finished cell."""
+    with open(path, "a", encoding="utf-8") as out:
+        out.writelines(json.dumps({"section": section, **dataclasses.asdict(r)}) + "\n" for r in runs)
+
+
+def load_runs(path: str) -> dict[str, list[Run]]:
+    """Runs saved by :func:`save_runs`, per section, in file order."""
+    found: dict[str, list[Run]] = {}
+    with open(path, encoding="utf-8") as src:
+        for line in src:
+            row = json.loads(line)
+            run = Run(row["scheduler"], row["workload"], row["seed"], row["metrics"], row["cross_rack"],
+                      tuple((str(k), int(n)) for k, n in row["sources"]), row["cpu"],
+                      tuple(row["local_times"]), tuple(row["cross_times"]))
+            found.setdefault(row["section"], []).append(run)
+    return found
+
+
 def run_cell(schedulers: tuple[str, ...], workload: str, seed: int, load: float, timed: bool) -> list[Run]:
     """Every scheduler on the (workload, seed) trace of the paper's cluster; ``timed`` records the
     decision time per call."""
@@ -152,6 +179,22 @@ def metric_table(runs: Sequence[Run], schedulers: Sequence[str], workloads: Sequ
                 continue
             cells = [fmt(*mean_ci([r.metrics[m] for r in mine])[:2], SCALE[m]) for m in METRICS]
             lines.append(f"  {s:26s}" + "".join(f"{c:>16s}" for c in cells))
+    return lines
+
+
+def paired_ring_lines(runs: Sequence[Run], schedulers: Sequence[str], workloads: Sequence[str]) -> list[str]:
+    """Ring cost of every other stitching scheduler minus RingStitch's on the same trace (common
+    random numbers make the difference far less noisy than the two separate intervals)."""
+    lines = ["", "paired ring-cost difference against RingStitch (same seed), mean ±95 % CI half-width:"]
+    for wl in workloads:
+        rs = {r.seed: r.metrics["mean_ring_cost"] for r in runs if r.workload == wl and r.scheduler == "ringstitch"}
+        cells = []
+        for s in schedulers:
+            other = {r.seed: r.metrics["mean_ring_cost"] for r in runs if r.workload == wl and r.scheduler == s}
+            diffs = [other[k] - rs[k] for k in sorted(set(rs) & set(other))]
+            if s != "ringstitch" and diffs and not all(math.isnan(d) for d in diffs):
+                cells.append(f"{s} {fmt(*mean_ci(diffs)[:2])}")
+        lines.append(f"  {wl}: " + "; ".join(cells))
     return lines
 
 
@@ -259,17 +302,43 @@ EXHAUSTIVE: tuple[tuple[Coord, int], ...] = (((1, 2, 2), 4), ((1, 2, 3), 3), ((2
 MID_SCALE: tuple[tuple[Coord, int], ...] = (((3, 3, 3), 64), ((2, 2, 3), 64), ((2, 2, 2), 16), ((2, 2, 2), 4))
 
 
+def report_table(runs: Sequence[Run], workloads: Sequence[str], note: str) -> None:
+    seeds = len({r.seed for r in runs})
+    cpu = sum(r.cpu for r in runs)
+    print(f"\nTable II shape: {len(workloads)} workloads × {seeds} seeds × {len(PAPER_POLICIES)} schedulers, "
+          f"150 racks ({note}; simulation CPU {cpu:.0f} s, i.e. {cpu / 2:.0f} s on two free cores)")
+    print("\n".join(metric_table(runs, PAPER_POLICIES, workloads)))
+    print("\n".join(paired_ring_lines(runs, PAPER_POLICIES, workloads)), flush=True)
+
+
+def report_exact(exact: Sequence[Run], table: Sequence[Run], workloads: Sequence[str], note: str) -> None:
+    """The exact cells beside the table's runs of the same (workload, seed) traces; a scheduler the
+    exact cells ran too (RingStitch) is taken from the exact cells only, so no seed counts twice."""
+    cells = {(r.workload, r.seed) for r in exact}
+    mine = {r.scheduler for r in exact}
+    runs = list(exact) + [r for r in table if (r.workload, r.seed) in cells and r.scheduler not in mine]
+    per_wl = {wl: len({s for w, s in cells if w == wl}) for wl in workloads}
+    print(f"\nring-exact-choice beside the paper's schedulers: seeds per workload {per_wl} ({note})")
+    print("\n".join(metric_table(runs, PAPER_POLICIES + (EXACT,), workloads)))
+    print("\n".join(exact_report(runs, workloads)), flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     ap.add_argument("--sections", default="table,choice", help="table, choice, exact (comma-separated)")
     ap.add_argument("--seeds", type=int, default=50, help="table: seeds per cell (paper: 50)")
     ap.add_argument("--exact-seeds", type=int, default=10, help="exact: seeds per workload")
+    ap.add_argument("--exact-first-seed", type=int, default=0,
+                    help="exact: first seed (a second run can take seeds another one will not reach)")
     ap.add_argument("--workloads", default="A,B,C,D", help="table")
     ap.add_argument("--exact-workloads", default="A,B,C,D", help="exact")
     ap.add_argument("--load", type=float, default=0.95)
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--samples", type=int, default=200, help="choice: random instances per torus")
     ap.add_argument("--decisions", type=int, default=200, help="choice: simulated decisions per workload")
+    ap.add_argument("--save", help="append every finished table/exact run to this JSON-lines file")
+    ap.add_argument("--replay", help="comma-separated --save files: report their table/exact runs "
+                                     "instead of simulating (a cut run reports its finished cells)")
     args = ap.parse_args()
     sections = set(args.sections.split(","))
     workloads = tuple(args.workloads.split(","))
@@ -277,16 +346,32 @@ def main() -> None:
     if sections - {"table", "choice", "exact"} or any(w not in WORKLOADS for w in workloads + exact_workloads):
         ap.error(f"--sections {args.sections!r} / --workloads / --exact-workloads: unknown name")
     print(f"# {' '.join(sys.argv)}", flush=True)
+    if args.replay:
+        saved: dict[str, list[Run]] = {}
+        for path in args.replay.split(","):
+            for key, found in load_runs(path).items():
+                saved.setdefault(key, []).extend(found)
+        table = [r for r in saved.get("table", []) if r.workload in workloads]
+        if "table" in sections:
+            report_table(table, workloads, f"replayed from {args.replay}")
+        if "exact" in sections:
+            exact = [r for r in saved.get("exact", []) if r.workload in exact_workloads]
+            report_exact(exact, table, exact_workloads, f"replayed from {args.replay}")
+        return
     start = time.perf_counter()
     with ProcessPoolExecutor(args.workers) as pool:
         jobs: dict[str, list[Future[Any]]] = {}
 
         def submit(key: str, fn: Callable[..., Any], *a: Any) -> None:
-            jobs.setdefault(key, []).append(pool.submit(fn, *a))
+            fut = pool.submit(fn, *a)
+            if args.save and key != "choice":
+                fut.add_done_callback(lambda f: save_runs(args.save, key, f.result()))
+            jobs.setdefault(key, []).append(fut)
 
+        # seed-major, so a run cut short has the same seeds for every workload
         if "table" in sections:
-            for wl in workloads:
-                for seed in range(args.seeds):
+            for seed in range(args.seeds):
+                for wl in workloads:
                     submit("table", run_cell, PAPER_POLICIES, wl, seed, args.load, False)
         if "choice" in sections:
             for wl in WORKLOADS:
@@ -297,8 +382,8 @@ def main() -> None:
             for dims, cap in EXHAUSTIVE:
                 submit("choice", exhaustive_rate, dims, cap)
         if "exact" in sections:  # the paper's schedulers on these traces are the table's (same seeds)
-            for wl in exact_workloads:
-                for seed in range(args.exact_seeds):
+            for seed in range(args.exact_first_seed, args.exact_first_seed + args.exact_seeds):
+                for wl in exact_workloads:
                     submit("exact", run_cell, ("ringstitch", EXACT), wl, seed, args.load, True)
         table_runs: list[Run] = []
         for key in ("table", "choice", "exact"):
@@ -308,22 +393,14 @@ def main() -> None:
             for i, f in enumerate(jobs[key], 1):
                 results.append(f.result())
                 print(f"[{key} {i}/{len(jobs[key])}] {time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
-            wall = time.perf_counter() - start
+            note = f"{time.perf_counter() - start:.0f} s wall since start, {args.workers} worker(s)"
             if key == "table":
-                runs = table_runs = [r for cell in results for r in cell]
-                print(f"\nTable II shape: {len(workloads)} workloads × {args.seeds} seeds × "
-                      f"{len(PAPER_POLICIES)} schedulers at {args.load:.0%} load, 150 racks, "
-                      f"{len(results)} traces ({wall:.0f} s wall since start; simulation CPU "
-                      f"{sum(r.cpu for r in runs):.0f} s, i.e. {sum(r.cpu for r in runs) / 2:.0f} s on two free cores)")
-                print("\n".join(metric_table(runs, PAPER_POLICIES, workloads)), flush=True)
+                table_runs = [r for cell in results for r in cell]
+                report_table(table_runs, workloads, note)
             elif key == "choice":
-                print("\n".join(rate_lines(results)) + f"\n  ({wall:.0f} s wall since start)", flush=True)
+                print("\n".join(rate_lines(results)) + f"\n  ({note})", flush=True)
             else:
-                runs = [r for cell in results for r in cell] + [r for r in table_runs if r.seed < args.exact_seeds]
-                print(f"\nring-exact-choice beside the paper's schedulers: {args.exact_seeds} seeds per workload "
-                      f"({wall:.0f} s wall since start)")
-                print("\n".join(metric_table(runs, PAPER_POLICIES + (EXACT,), exact_workloads)))
-                print("\n".join(exact_report(runs, exact_workloads)), flush=True)
+                report_exact([r for cell in results for r in cell], table_runs, exact_workloads, note)
     print(f"\ntotal wall {time.perf_counter() - start:.0f} s, {args.workers} worker(s)")
 
 

@@ -88,16 +88,15 @@ def _plain_scan(queue, demand_of, free, start):
 
 @settings(max_examples=200, deadline=None)
 @given(demands=st.lists(st.integers(1, 20), min_size=0, max_size=30), free=st.integers(0, 60),
-       local=st.integers(1, 20))
-def test_vectorised_scan_matches_the_literal_scan(demands, free, local):
+       local=st.integers(1, 20), bounded=st.booleans())
+def test_vectorised_scan_matches_the_literal_scan(demands, free, local, bounded):
     """A threshold policy (starts a job iff its demand ≤ ``local`` and ≤ the free chips): the
-    same jobs start, in the same order."""
+    same jobs start, in the same order, whether the scan's limit is the free chips or the
+    policy's bound min(free, local)."""
     demand_of = np.array(demands, dtype=np.int64)
     queue = list(range(len(demands)))
 
-    def policy(started):
-        left = [free]
-
+    def policy(started, left):
         def start(q):
             if demand_of[q] > left[0] or demand_of[q] > local:
                 return False
@@ -106,6 +105,8 @@ def test_vectorised_scan_matches_the_literal_scan(demands, free, local):
             return True
         return start
 
-    got, want = [], []
-    assert _scan(queue, demand_of, free, policy(got)) == _plain_scan(queue, demand_of, free, policy(want))
+    got, want, left = [], [], [free]
+    limit = (lambda: min(left[0], local)) if bounded else (lambda: left[0])
+    waiting = _scan(np.array(queue, dtype=np.int64), demand_of, limit, policy(got, left))
+    assert waiting.tolist() == _plain_scan(queue, demand_of, free, policy(want, [free]))
     assert got == want

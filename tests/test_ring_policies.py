@@ -5,9 +5,10 @@ from hypothesis import given, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from heuristics.rack.racks import FragmentationPenalty, RackCluster, placement_violations
-from heuristics.rack.ring_baselines import RING_POLICIES, make_ring_policy
-from heuristics.rack.ring_order import nearest_neighbour_ring
-from heuristics.rack.ringstitch import GENERATORS, RingStitch, best_fit, fragment_first, local_neighbour_first
+from heuristics.rack.ring_baselines import RING_POLICIES, DemandBound, make_ring_policy
+from heuristics.rack.ring_order import EXACT_LIMIT, nearest_neighbour_ring
+from heuristics.rack.ringstitch import (GENERATOR_NAMES, GENERATORS, RingStitch, best_fit, fragment_first,
+                                        local_neighbour_first, stitch_candidates)
 
 CLUSTERS = [RackCluster.torus((2, 2, 2), capacity=8), RackCluster.torus((3, 3, 2), capacity=16),
             RackCluster.torus((2, 3, 3), capacity=8, n_racks=13)]
@@ -189,3 +190,32 @@ class RackMachine(RuleBasedStateMachine):
 
 TestRackMachine = RackMachine.TestCase
 TestRackMachine.settings = settings(max_examples=40, stateful_step_count=30, deadline=None)
+
+
+@pytest.mark.parametrize("name", sorted(n for n in RING_POLICIES if isinstance(make_ring_policy(n), DemandBound)))
+@settings(max_examples=60, deadline=None)
+@given(case=situations())
+def test_demand_bound_is_exactly_where_place_starts_deferring(name, case):
+    """The simulator skips ``place`` above ``max_demand``: that is only sound if ``place`` defers
+    for every larger demand; here it also places every smaller one (the bound is tight)."""
+    cluster, residual, _ = case
+    policy = make_ring_policy(name)
+    bound = policy.max_demand(cluster, np.array(residual, dtype=np.int64))
+    for demand in range(1, cluster.total_chips + 1):
+        assert (policy.place(cluster, residual, demand) is None) == (demand > bound), (demand, bound)
+
+
+@settings(max_examples=150, deadline=None)
+@given(case=situations(), penalty=st.sampled_from(["linear", "inverse"]))
+def test_full_rack_picks_the_best_of_all_evaluated_candidates(case, penalty):
+    """Full-Rack orders the racks of the fewest-rack candidates only; the pick is still the
+    minimum over every evaluated candidate on the fully free racks."""
+    cluster, residual, demand = case
+    pen = FragmentationPenalty(penalty)
+    p = make_ring_policy("full-rack", penalty=pen).place(cluster, residual, demand)
+    if p is None or p.source == "local":
+        return
+    res = np.array(residual, dtype=np.int64)
+    cands = stitch_candidates(cluster, res, demand, np.flatnonzero(res == cluster.capacity), GENERATOR_NAMES,
+                              pen.table(cluster.capacity), EXACT_LIMIT)
+    assert p == min(cands, key=lambda c: c.key)

@@ -29,7 +29,7 @@ from typing import Callable, NamedTuple, Sequence
 import numpy as np
 
 from heuristics.rack.racks import RackCluster, RackPlacement, placement_violations
-from heuristics.rack.ring_baselines import RackPolicy
+from heuristics.rack.ring_baselines import DemandBound, RackPolicy
 
 
 class Band(NamedTuple):
@@ -230,8 +230,15 @@ def simulate(cluster: RackCluster, policy: RackPolicy, jobs: Sequence[Job],
     for j in jobs:
         heapq.heappush(heap, (j.arrival, ARRIVE, seq, j.id))
         seq += 1
-    queue: list[int] = []
+    queue = np.zeros(0, dtype=np.int64)  # waiting job ids in arrival order
+    late: list[int] = []  # deferred arrivals since the last scan, appended to ``queue`` before it
     demand_of = np.array([j.demand for j in jobs], dtype=np.int64)
+    bound = policy.max_demand if isinstance(policy, DemandBound) else None
+
+    def limit() -> int:
+        """The largest demand worth offering the policy now."""
+        return free if bound is None else min(free, bound(cluster, residual))
+
     running: dict[int, RackPlacement] = {}
     start_at: dict[int, float] = {}
     ring_cost_of: dict[int, int] = {}  # cross-rack jobs only (§V-C)
@@ -241,10 +248,9 @@ def simulate(cluster: RackCluster, policy: RackPolicy, jobs: Sequence[Job],
     completed = 0
 
     def try_start(jid: int, now: float) -> bool:
+        """Offer job ``jid`` to the policy (the caller checked its demand against ``limit()``)."""
         nonlocal free, seq
         job = jobs[jid]
-        if job.demand > free:
-            return False
         p = policy.place(cluster, residual, job.demand)
         if p is None:
             return False
@@ -252,7 +258,7 @@ def simulate(cluster: RackCluster, policy: RackPolicy, jobs: Sequence[Job],
             errs = placement_violations(cluster, residual, job.demand, p)
             assert not errs, f"{policy.name} job {jid}: {errs}"
         if keep:
-            kept.append(Decision(jid, now, tuple(int(x) for x in residual), p))
+            kept.append(Decision(jid, now, tuple(residual.tolist()), p))
         for r, c in p.alloc:
             residual[r] -= c
         free -= job.demand
@@ -265,20 +271,23 @@ def simulate(cluster: RackCluster, policy: RackPolicy, jobs: Sequence[Job],
         seq += 1
         return True
 
-    while heap and heap[0][0] <= windows.horizon:
+    horizon, w_start, w_end, chips = windows.horizon, windows.start, windows.end, cluster.total_chips
+    while heap and heap[0][0] <= horizon:
         now, kind, _, jid = heapq.heappop(heap)
-        lo, hi = max(last_t, windows.start), min(now, windows.end)
+        lo, hi = max(last_t, w_start), min(now, w_end)
         if hi > lo:
-            busy_integral += (cluster.total_chips - free) * (hi - lo)
+            busy_integral += (chips - free) * (hi - lo)
         last_t = now
         if kind == COMPLETE:
             for r, c in running.pop(jid).alloc:
                 residual[r] += c
             free += jobs[jid].demand
             completed += 1
-            queue = _scan(queue, demand_of, free, lambda q: try_start(q, now))
-        elif not try_start(jid, now):
-            queue.append(jid)
+            if late:
+                queue, late = np.concatenate([queue, np.asarray(late, dtype=np.int64)]), []
+            queue = _scan(queue, demand_of, limit, lambda q: try_start(q, now))
+        elif jobs[jid].demand > limit() or not try_start(jid, now):
+            late.append(jid)
         if validate:
             held = np.zeros(cluster.n, dtype=np.int64)
             for p in running.values():
@@ -290,44 +299,44 @@ def simulate(cluster: RackCluster, policy: RackPolicy, jobs: Sequence[Job],
     if hi > lo:
         busy_integral += (cluster.total_chips - free) * (hi - lo)
     return _metrics(cluster, jobs, windows, start_at, ring_cost_of, source_of, kept, busy_integral, completed,
-                    queue, running, free)
+                    len(queue) + len(late), running, free)
 
 
-def _scan(queue: list[int], demand_of: np.ndarray, free: int, start: Callable[[int], bool]) -> list[int]:
-    """One pass over the queue in arrival order; returns the jobs still waiting.
+def _scan(queue: np.ndarray, demand_of: np.ndarray, limit: Callable[[], int],
+          start: Callable[[int], bool]) -> np.ndarray:
+    """One pass over the queue (job ids in arrival order); returns the ids still waiting.
 
-    Skips a job whose demand is ≥ one that already failed since the last start, or exceeds the
-    free chips: every shipped policy's feasibility is a demand threshold on fixed residuals (local
-    fit, aggregate residual, free-rack capacity), so it would fail too. The next job worth trying
-    is found with one vectorised comparison, so long queues of never-placeable jobs (cross-rack
-    jobs under a local-only policy) cost C-speed work per completion, not a Python loop.
+    Skips a job whose demand is ≥ one that already failed since the last start, or exceeds
+    ``limit()`` (the free chips, or the policy's :class:`DemandBound`; re-read after each start):
+    every shipped policy's feasibility is a demand threshold on fixed residuals (local fit,
+    aggregate residual, free-rack capacity), so it would fail too. The next job worth trying is
+    found with one vectorised comparison, so long queues of never-placeable jobs (cross-rack jobs
+    under a local-only policy) cost C-speed work per completion, not a Python loop.
     """
-    if not queue:
+    if not len(queue):
         return queue
-    ids = np.asarray(queue, dtype=np.int64)
-    dem = demand_of[ids]
-    waiting = np.ones(len(ids), dtype=bool)
-    limit = free + 1  # only demands < limit are tried
+    dem = demand_of[queue]
+    waiting = np.ones(len(queue), dtype=bool)
+    below_limit = limit() + 1  # only demands < below_limit are tried
     pos = 0
-    while pos < len(ids):
-        below = dem[pos:] < limit
-        pos += int(below.argmax())
+    while pos < len(queue):
+        below = dem[pos:] < below_limit
         if not below.any():
             break
+        pos += int(below.argmax())
         d = int(dem[pos])
-        if start(int(ids[pos])):
+        if start(int(queue[pos])):
             waiting[pos] = False
-            free -= d
-            limit = free + 1
+            below_limit = limit() + 1
         else:
-            limit = d
+            below_limit = d
         pos += 1
-    return ids[waiting].tolist()
+    return queue[waiting]
 
 
 def _metrics(cluster: RackCluster, jobs: Sequence[Job], windows: Windows, start_at: dict[int, float],
              ring_cost_of: dict[int, int], source_of: dict[int, str], kept: list[Decision], busy_integral: float, completed: int,
-             queue: list[int], running: dict[int, RackPlacement], free: int) -> SimResult:
+             queued: int, running: dict[int, RackPlacement], free: int) -> SimResult:
     measured = [j for j in jobs if windows.start <= j.arrival < windows.end]
     weight = sum(j.demand * j.duration for j in measured)
     blocked = sum(j.demand * j.duration for j in measured if j.id not in start_at)
@@ -347,7 +356,7 @@ def _metrics(cluster: RackCluster, jobs: Sequence[Job], windows: Windows, start_
         arrived_total=len(jobs),
         started_total=len(start_at),
         completed_total=completed,
-        queued_at_end=len(queue),
+        queued_at_end=queued,
         running_at_end=len(running),
         busy_at_end=cluster.total_chips - free,
         sources=tuple(sorted(sources.items())),

@@ -18,14 +18,14 @@ names the baselines but does not define them; the readings (docs/ringstitch.md):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, ClassVar, Protocol, Sequence
+from typing import Callable, ClassVar, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
 from heuristics.rack.racks import FragmentationPenalty, RackCluster, RackPlacement, Residual
 from heuristics.rack.ring_exact_choice import RingExactChoice
 from heuristics.rack.ring_order import EXACT_LIMIT
-from heuristics.rack.ringstitch import (GENERATOR_NAMES, RingStitch, as_residual, fill_in_order,
+from heuristics.rack.ringstitch import (GENERATOR_NAMES, RingStitch, as_residual, best_candidate, fill_in_order,
                                         local_best_fit, local_else_stitch, local_first_fit, placed,
                                         stitch_candidates)
 
@@ -37,6 +37,16 @@ class RackPolicy(Protocol):
     def place(self, cluster: RackCluster, residual: Residual, demand: int) -> RackPlacement | None: ...
 
 
+@runtime_checkable
+class DemandBound(Protocol):
+    """A policy that can say, without placing, the largest demand it could place on these
+    residuals: ``place`` returns None for every larger demand (tested against ``place`` for every
+    demand). The simulator then skips the calls that would defer; without it the bound is the
+    free-chip count, exact for every policy that stitches whenever the aggregate residual suffices."""
+
+    def max_demand(self, cluster: RackCluster, residual: np.ndarray) -> int: ...
+
+
 @dataclass(frozen=True)
 class LocalFirstFit:
     penalty: FragmentationPenalty = FragmentationPenalty()
@@ -44,6 +54,9 @@ class LocalFirstFit:
 
     def place(self, cluster: RackCluster, residual: Residual, demand: int) -> RackPlacement | None:
         return local_first_fit(as_residual(cluster, residual, demand), demand, self.penalty.table(cluster.capacity))
+
+    def max_demand(self, cluster: RackCluster, residual: np.ndarray) -> int:
+        return int(residual.max())
 
 
 @dataclass(frozen=True)
@@ -53,6 +66,9 @@ class LocalBestFit:
 
     def place(self, cluster: RackCluster, residual: Residual, demand: int) -> RackPlacement | None:
         return local_best_fit(as_residual(cluster, residual, demand), demand, self.penalty.table(cluster.capacity))
+
+    def max_demand(self, cluster: RackCluster, residual: np.ndarray) -> int:
+        return int(residual.max())
 
 
 @dataclass(frozen=True)
@@ -68,10 +84,13 @@ class FullRackStitching:
             free = np.flatnonzero(res == cluster.capacity)
             if len(free) * cluster.capacity < demand:
                 return None
-            cands = stitch_candidates(cluster, res, demand, free, GENERATOR_NAMES, table, self.exact_limit)
-            return min(cands, key=lambda p: p.key)
+            return best_candidate(cluster, res, demand, free, GENERATOR_NAMES, table, self.exact_limit)
 
         return local_else_stitch(cluster, residual, demand, self.penalty, stitch)
+
+    def max_demand(self, cluster: RackCluster, residual: np.ndarray) -> int:
+        """One rack's residual, or every fully free rack (fewest-racks-first then always reaches D)."""
+        return max(int(residual.max()), int((residual == cluster.capacity).sum()) * cluster.capacity)
 
 
 @dataclass(frozen=True)

@@ -25,20 +25,20 @@ EXACT_LIMIT = 8  # §IV-C: exact enumeration up to eight racks
 @lru_cache(maxsize=None)
 def _tours(k: int) -> tuple[np.ndarray, np.ndarray]:
     """All closed tours over positions 0..k−1 starting at 0, as a ((k−1)!, k) index array, and
-    the same array rotated by one (each position's successor on the tour)."""
+    each tour's k legs as indices into a flattened k×k distance matrix (position·k + successor)."""
     rest = np.array(list(permutations(range(1, k))), dtype=np.int64).reshape(-1, k - 1)
     tours = np.hstack([np.zeros((len(rest), 1), dtype=np.int64), rest])
-    return tours, np.roll(tours, -1, axis=1)
+    return tours, tours * k + np.roll(tours, -1, axis=1)
 
 
 def enumerate_ring(racks: Sequence[int], dist: np.ndarray) -> tuple[tuple[int, ...], int]:
     """Exact minimum closed tour by enumerating every permutation (first minimum wins)."""
+    if len(racks) < 4:  # every order of ≤ 3 racks is the same closed tour: the first, the sorted one
+        order = tuple(sorted(int(r) for r in racks))
+        return order, sum(int(dist[a, b]) for a, b in zip(order, order[1:] + order[:1])) if len(order) > 1 else 0
     ids = np.array(sorted(racks), dtype=np.int64)
-    if len(ids) < 4:  # every order of ≤ 3 racks is the same closed tour: the first, the sorted one
-        order = tuple(int(r) for r in ids)
-        return order, int(dist[ids, np.roll(ids, -1)].sum()) if len(ids) > 1 else 0
-    tours, succ = _tours(len(ids))
-    costs = dist[ids[:, None], ids][tours, succ].sum(axis=1)
+    tours, legs = _tours(len(ids))
+    costs = dist[ids[:, None], ids].ravel()[legs].sum(axis=1)
     best = int(np.argmin(costs))
     return tuple(int(r) for r in ids[tours[best]]), int(costs[best])
 

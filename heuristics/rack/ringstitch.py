@@ -19,7 +19,7 @@ only in which racks are eligible, which generators run and what the score is.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, ClassVar, Iterable, Sequence
+from typing import Callable, ClassVar, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -37,19 +37,26 @@ def _take_until(order: np.ndarray, residual: np.ndarray, demand: int) -> tuple[i
     if len(cum) == 0 or cum[-1] < demand:
         return None
     stop = int(np.searchsorted(cum, demand)) + 1
-    return tuple(int(r) for r in order[:stop])
+    return tuple(order[:stop].tolist())
+
+
+def _by_residual(residual: np.ndarray, eligible: np.ndarray, descending: bool) -> np.ndarray:
+    """Positions in ``eligible`` (ascending rack ids) by residual, ties to the smaller id: a
+    stable sort keeps the ids' order among equal residuals."""
+    res = residual[eligible]
+    return np.argsort(-res if descending else res, kind="stable")
 
 
 def small_fragment_first(residual: np.ndarray, demand: int, eligible: np.ndarray,
                          dist: np.ndarray) -> tuple[int, ...] | None:
     """Smallest residual blocks first (ties: smaller id)."""
-    return _take_until(eligible[np.lexsort((eligible, residual[eligible]))], residual, demand)
+    return _take_until(eligible[_by_residual(residual, eligible, False)], residual, demand)
 
 
 def fewest_racks_first(residual: np.ndarray, demand: int, eligible: np.ndarray,
                        dist: np.ndarray) -> tuple[int, ...] | None:
     """Largest residual blocks first (ties: smaller id)."""
-    return _take_until(eligible[np.lexsort((eligible, -residual[eligible]))], residual, demand)
+    return _take_until(eligible[_by_residual(residual, eligible, True)], residual, demand)
 
 
 def best_fit(residual: np.ndarray, demand: int, eligible: np.ndarray,
@@ -60,17 +67,17 @@ def best_fit(residual: np.ndarray, demand: int, eligible: np.ndarray,
     # The loop takes the largest residual (ties: smaller id) while none fits the remaining need,
     # then the smallest fitting one; so the picks before the last are a prefix of the
     # descending order, and only the last pick needs a search.
-    desc = eligible[np.lexsort((eligible, -residual[eligible]))]
+    desc = eligible[_by_residual(residual, eligible, True)]
     res = residual[desc]
-    need = demand - np.concatenate([[0], np.cumsum(res)[:-1]])  # need before pick t
-    fit = np.flatnonzero(res >= need)
-    if len(fit) == 0:
+    need = demand - (np.cumsum(res) - res)  # need before pick t
+    fits = res >= need
+    if not fits.any():
         return None
-    t = int(fit[0])
+    t = int(fits.argmax())
     rest, left = desc[t:], res[t:]
     ok = np.flatnonzero(left >= need[t])
     last = ok[np.lexsort((rest[ok], left[ok]))[0]]
-    return tuple(int(r) for r in desc[:t]) + (int(rest[last]),)
+    return tuple(desc[:t].tolist()) + (int(rest[last]),)
 
 
 def local_neighbour_first(residual: np.ndarray, demand: int, eligible: np.ndarray,
@@ -79,26 +86,28 @@ def local_neighbour_first(residual: np.ndarray, demand: int, eligible: np.ndarra
     nearest (in hops) to any selected rack; ties to larger residual, then smaller id."""
     if len(eligible) == 0:
         return None
-    res = residual[eligible]
     m = len(eligible)
-    # one integer key per rack: hops first, then the (larger residual, smaller id) rank
+    # one integer key per rack: hops first, then the (larger residual, smaller id) rank; the key
+    # of min(hops) is the min of the keys, so each pick updates it with one row
+    by_rank = _by_residual(residual, eligible, True)
     rank = np.empty(m, dtype=np.int64)
-    rank[np.lexsort((eligible, -res))] = np.arange(m)
-    seed = int(np.argmin(rank))
+    rank[by_rank] = np.arange(m)
+    seed = int(by_rank[0])
+    res = residual[eligible].tolist()
     chosen = [seed]
-    taken = np.zeros(m, dtype=bool)
-    taken[seed] = True
-    near = dist[eligible[seed], eligible].astype(np.int64)
-    got = int(res[seed])
+    key = dist[eligible[seed], eligible] * m + rank
+    key[seed] = _TAKEN
+    got = res[seed]
     while got < demand and len(chosen) < m:
-        key = near * m + rank
-        key[taken] = np.iinfo(np.int64).max
-        j = int(np.argmin(key))
+        j = int(key.argmin())
         chosen.append(j)
-        taken[j] = True
-        got += int(res[j])
-        near = np.minimum(near, dist[eligible[j], eligible])
-    return tuple(int(eligible[j]) for j in chosen) if got >= demand else None
+        got += res[j]
+        np.minimum(key, dist[eligible[j], eligible] * m + rank, out=key)
+        key[chosen] = _TAKEN
+    return tuple(eligible[chosen].tolist()) if got >= demand else None
+
+
+_TAKEN = np.iinfo(np.int64).max
 
 
 GENERATORS: dict[str, Generator] = {
@@ -110,24 +119,37 @@ GENERATORS: dict[str, Generator] = {
 GENERATOR_NAMES = tuple(GENERATORS)
 
 
-def fill_in_order(residual: np.ndarray, order: Iterable[int], demand: int
+def fill_in_order(residual: np.ndarray, order: Sequence[int] | np.ndarray, demand: int
                   ) -> tuple[tuple[int, int], ...] | None:
     """Take chips from the racks in ``order`` until D is met; racks past that point receive no
     chip and are not part of the allocation. None if the racks hold fewer than D chips."""
+    ids = np.asarray(order, dtype=np.int64)
+    room = residual[ids]
+    cum = np.cumsum(room)
+    if len(cum) == 0 or cum[-1] < demand:
+        return None
+    stop = int(np.searchsorted(cum, demand)) + 1  # the prefix the loop in _fill walks
+    return _fill(zip(ids[:stop].tolist(), room[:stop].tolist()), demand)
+
+
+def _fill(room: Iterable[tuple[int, int]], demand: int) -> tuple[tuple[int, int], ...] | None:
+    """:func:`fill_in_order` over (rack, residual) pairs as plain ints."""
     alloc = []
     need = demand
-    for r in order:
+    for r, free in room:
         if need == 0:
             break
-        take = min(int(residual[r]), need)
-        alloc.append((int(r), take))
+        take = min(free, need)
+        alloc.append((r, take))
         need -= take
     return None if need else tuple(alloc)
 
 
-def fragment_first(residual: np.ndarray, racks: Sequence[int], demand: int) -> tuple[tuple[int, int], ...]:
+def fragment_first(residual: np.ndarray | list[int], racks: Sequence[int], demand: int
+                   ) -> tuple[tuple[int, int], ...]:
     """Fill racks in increasing residual (ties: smaller id) until D is met (§IV-C)."""
-    alloc = fill_in_order(residual, sorted(racks, key=lambda r: (residual[r], r)), demand)
+    ids = [int(r) for r in racks]
+    alloc = _fill(((r, v) for v, r in sorted((int(residual[r]), r) for r in ids)), demand)
     if alloc is None:
         raise ValueError(f"racks {tuple(racks)} hold fewer than {demand} chips")
     return alloc
@@ -146,40 +168,64 @@ def evaluate(cluster: RackCluster, residual: np.ndarray, demand: int, racks: Seq
     return placed(cluster, residual, fragment_first(residual, racks, demand), table, exact_limit, source)
 
 
-def _one_rack(residual: np.ndarray, demand: int, table: Sequence[float],
-              pick: Callable[[np.ndarray], int]) -> RackPlacement | None:
-    """All D chips on the rack ``pick`` chooses among those with residual ≥ D (ids ascending),
-    or None if no rack holds D."""
-    fits = np.flatnonzero(residual >= demand)
-    if len(fits) == 0:
+def _one_rack(residual: np.ndarray, demand: int, table: Sequence[float], r: int) -> RackPlacement | None:
+    """All D chips on rack ``r``, or None if it does not hold D (then no rack does: callers pick
+    ``r`` among the racks with the most room first)."""
+    if residual[r] < demand:
         return None
-    r = int(pick(fits))
     return RackPlacement(((r, demand),), (r,), 0, float(table[int(residual[r]) - demand]), "local")
 
 
 def local_best_fit(residual: np.ndarray, demand: int, table: Sequence[float]) -> RackPlacement | None:
     """The rack with the smallest residual ≥ D (ties: smaller id), or None."""
-    return _one_rack(residual, demand, table, lambda fits: fits[np.argmin(residual[fits])])
+    # Racks below D are lifted above every residual, so argmin (first minimum: smaller id) is the
+    # best fit whenever one rack holds D, and a rack that does not hold D otherwise.
+    return _one_rack(residual, demand, table, int(np.argmin(np.where(residual >= demand, residual, _ABOVE))))
 
 
 def local_first_fit(residual: np.ndarray, demand: int, table: Sequence[float]) -> RackPlacement | None:
     """The smallest-id rack with residual ≥ D, or None."""
-    return _one_rack(residual, demand, table, lambda fits: fits[0])
+    return _one_rack(residual, demand, table, int(np.argmax(residual >= demand)))
+
+
+_ABOVE = np.iinfo(np.int64).max
+
+
+def _rack_sets(residual: np.ndarray, demand: int, eligible: np.ndarray, generators: Sequence[str],
+               dist: np.ndarray) -> Iterator[tuple[str, tuple[int, ...]]]:
+    """(generator name, rack set) of the named generators in order, infeasible and repeated rack
+    sets dropped (the earlier generator keeps a set)."""
+    seen: set[frozenset[int]] = set()
+    for name in generators:
+        racks = GENERATORS[name](residual, demand, eligible, dist)
+        if racks is None or frozenset(racks) in seen:
+            continue
+        seen.add(frozenset(racks))
+        yield name, racks
 
 
 def stitch_candidates(cluster: RackCluster, residual: np.ndarray, demand: int,
                       eligible: np.ndarray, generators: Sequence[str], table: Sequence[float],
                       exact_limit: int) -> list[RackPlacement]:
     """Evaluated, de-duplicated candidates of the named generators, in generator order."""
-    seen: set[frozenset[int]] = set()
-    out = []
-    for name in generators:
-        racks = GENERATORS[name](residual, demand, eligible, cluster.dist)
-        if racks is None or frozenset(racks) in seen:
-            continue
-        seen.add(frozenset(racks))
-        out.append(evaluate(cluster, residual, demand, racks, table, exact_limit, name))
-    return out
+    return [evaluate(cluster, residual, demand, racks, table, exact_limit, name)
+            for name, racks in _rack_sets(residual, demand, eligible, generators, cluster.dist)]
+
+
+def best_candidate(cluster: RackCluster, residual: np.ndarray, demand: int, eligible: np.ndarray,
+                   generators: Sequence[str], table: Sequence[float], exact_limit: int) -> RackPlacement | None:
+    """The lexicographically smallest of :func:`stitch_candidates` (a full tie: the earlier
+    generator), or None if there is none. Only the candidates allocating the fewest racks get a
+    ring order: any other loses on the key's first element whatever its ring cost (§IV-C step 5),
+    so skipping its ring search changes no decision and saves the most expensive step."""
+    room = residual.tolist()  # plain ints: the allocations index it a few times per rack
+    allocs = [(fragment_first(room, racks, demand), name)
+              for name, racks in _rack_sets(residual, demand, eligible, generators, cluster.dist)]
+    if not allocs:
+        return None
+    fewest = min(len(alloc) for alloc, _ in allocs)
+    return min((placed(cluster, residual, alloc, table, exact_limit, name)
+                for alloc, name in allocs if len(alloc) == fewest), key=lambda p: p.key)
 
 
 def as_residual(cluster: RackCluster, residual: Residual, demand: int) -> np.ndarray:
@@ -231,7 +277,7 @@ class RingStitch:
 
     def place(self, cluster: RackCluster, residual: Residual, demand: int) -> RackPlacement | None:
         def stitch(res: np.ndarray, table: Sequence[float]) -> RackPlacement | None:
-            cands = self.candidates(cluster, res, demand)
-            return min(cands, key=lambda p: p.key) if cands else None
+            return best_candidate(cluster, res, demand, np.flatnonzero(res > 0), self.generators, table,
+                                  self.exact_limit)
 
         return local_else_stitch(cluster, residual, demand, self.penalty, stitch)
