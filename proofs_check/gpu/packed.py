@@ -21,11 +21,12 @@ import pickle
 
 from heuristics.gpu.abs_space import EMPTY, POOL, SLOTTED, AbsView, NodeView, SlotView
 from heuristics.gpu.cluster import Instance, Placement
+from heuristics.gpu.compass import BLOCKED
 from proofs_check.gpu.canonical import FlatState
 
 FALLBACK = 0
 _ABS, _PLACEMENT = 1, 2
-KINDS = (EMPTY, POOL, SLOTTED, "blocked")  # "blocked": heuristics.gpu.compass.BLOCKED
+KINDS = (EMPTY, POOL, SLOTTED, BLOCKED)
 _KIND_CODE = {k: i for i, k in enumerate(KINDS)}
 
 
