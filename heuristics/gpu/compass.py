@@ -294,7 +294,8 @@ class Compass:
         if partial != self._is_partial[n]:
             self._is_partial[n] = partial
             self._partial += 1 if partial else -1
-        # -1 is never a key: an unindexed node always gets set
+        # -1 is never a key: an unindexed node always gets set. Written out per index: this
+        # runs several times per event.
         if kind == EMPTY:
             e = 0
             r = f_ = v = None
@@ -303,9 +304,14 @@ class Compass:
             r = self.capacity - profiled if kind == SLOTTED else None
             f_ = len(pool) if kind == POOL else None
             v = 0 if kind == SLOTTED and vac else None
-        for index, k in ((self._empty, e), (self._by_room, r), (self._by_fill, f_), (self._vacant, v)):
-            if index._cur.get(n, -1) != k:
-                index.set(n, k)
+        if self._empty._cur.get(n, -1) != e:
+            self._empty.set(n, e)
+        if self._by_room._cur.get(n, -1) != r:
+            self._by_room.set(n, r)
+        if self._by_fill._cur.get(n, -1) != f_:
+            self._by_fill.set(n, f_)
+        if self._vacant._cur.get(n, -1) != v:
+            self._vacant.set(n, v)
 
     # ----------------------------------------------------------------- Policy interface
     def running(self) -> dict[int, Job]:

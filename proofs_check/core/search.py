@@ -49,6 +49,8 @@ from proofs_check.core.model import A, Numbers, On, Outcome, Property, S, StateM
 from proofs_check.core.tally import Rank, Tally
 Progress = Callable[[str], None]
 COUNTS = ("generated", "refused", "failures", "pruned")
+# A successor shipped to its owner shard: (key, rank, packed prev, action, outcome, detail, reason, memo).
+_Shipped = tuple
 
 
 def stderr_progress(msg: str) -> None:
@@ -88,7 +90,7 @@ class Shard(Generic[S, A]):
         self.seen: set[Hashable] = set()
         self.frontier: list[tuple[Rank, Hashable]] = []
         self.expanded: list[_Expanded] = []
-        self.own: dict[Hashable, tuple[Rank, Step[S, A]]] = {}
+        self.own: dict[Hashable, tuple[Rank, Step[S, A] | _Shipped]] = {}
         self.new_parents: list[Rank] = []
         self.peers: list[Any] | None = None  # Dask actor handles: batches go to peers directly
         self.inbox: list[bytes] = []
@@ -162,7 +164,7 @@ class Shard(Generic[S, A]):
                 prev = box.get(succ)
                 if prev is None or rank < prev[0]:
                     box[succ] = (rank, st)
-        self.own = out[self.index]
+        self.own = dict(out[self.index])
         batches: list[bytes | None] = [
             None if j == self.index or not box else _ship(box, pack)
             for j, box in enumerate(out)]
@@ -175,23 +177,30 @@ class Shard(Generic[S, A]):
         return batches, report
 
     def absorb(self, batches: list[bytes | None], open_names: list[str]) -> dict[str, Any]:
-        """Keep the unseen successors routed here (minimum-rank discoverer each); state properties."""
+        """Keep the unseen successors routed here (minimum-rank discoverer each); state properties.
+
+        Most shipped successors were seen before: a shipped step is rebuilt (its states
+        unpacked) only when it is kept."""
         best = self.own
-        unpack = codec(self.spec.model)[1]
+        seen = self.seen
         for blob in batches + self.inbox:
-            for key, cand in _unship(blob, unpack) if blob else ():
+            for entry in pickle.loads(blob) if blob else ():
+                key, rank = entry[0], entry[1]
+                if key in seen:
+                    continue
                 prev = best.get(key)
-                if prev is None or cand[0] < prev[0]:
-                    best[key] = cand
+                if prev is None or rank < prev[0]:
+                    best[key] = (rank, entry)
         props = self._props(open_names, On.STATE)
+        unpack = codec(self.spec.model)[1]
         tally = Tally()
         frontier = []
-        for key, (rank, st) in best.items():
-            if key in self.seen:
+        for key, (rank, got) in best.items():
+            if key in seen:
                 continue
-            self.seen.add(key)
+            seen.add(key)
             frontier.append((rank, key))
-            tally.evaluate(props, st, True, rank)
+            tally.evaluate(props, got if isinstance(got, Step) else _unshipped(got, unpack), True, rank)
         self.own, self.inbox = {}, []
         self.frontier = frontier
         self.new_parents = sorted(r[:-1] for r, _ in frontier)
@@ -220,11 +229,10 @@ def _ship(box: dict[Hashable, tuple[Rank, Step[S, A]]], pack: Callable[[Any], Ha
                           st.reason, st.memo) for key, (rank, st) in box.items()], pickle.HIGHEST_PROTOCOL)
 
 
-def _unship(blob: bytes, unpack: Callable[[Any], Any]) -> Iterable[tuple[Hashable, tuple[Rank, Step[Any, Any]]]]:
-    """The (key, (rank, step)) entries of a ``_ship`` batch, the steps rebuilt equal to the sent ones."""
-    for key, rank, prev, action, outcome, detail, reason, memo in pickle.loads(blob):
-        yield key, (rank, Step(None if prev is None else unpack(prev), action, outcome, unpack(key), detail, reason,
-                               memo))
+def _unshipped(entry: _Shipped, unpack: Callable[[Any], Any]) -> Step[Any, Any]:
+    """The step of a ``_ship`` entry, rebuilt equal to the sent one."""
+    key, _, prev, action, outcome, detail, reason, memo = entry
+    return Step(None if prev is None else unpack(prev), action, outcome, unpack(key), detail, reason, memo)
 
 
 def _represented(model: StateModel[S, A], st: Step[S, A]) -> Step[S, A]:
