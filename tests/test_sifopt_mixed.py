@@ -7,14 +7,13 @@ import random
 
 import pytest
 
+from conftest import mixed_nodes, tj
 from heuristics.gpu.cluster import Instance, Job, Placement
-from heuristics.gpu.node_list import GpuNode, NodeList
 from heuristics.gpu.placeholders import mixed_refusal, runs_natively
 from heuristics.gpu.registry import make_policy
 from heuristics.gpu.repack_baselines import DRR, FFT
 from heuristics.gpu.sifopt import SIFOpt, heuristic_repack, plain
 from heuristics.gpu.simulator import SimConfig, on_node_list, simulate
-from heuristics.gpu.trace import TraceJob
 from oracle.gpu.mixed_phi import phi_star_mixed
 from oracle.gpu.repack_bruteforce import repack_bruteforce
 from proofs_check.cli.simulate import main as simulate_main
@@ -145,20 +144,11 @@ def test_fillers_stay_internal_and_bad_states_are_refused():
         pol.on_capacities([4, 4])
 
 
-def tj(i, submit, duration, g, w=1):
-    return TraceJob(i, float(submit), float(duration), g, w)
-
-
-def _cluster(caps, models=None):
-    models = models or ["M"] * len(caps)
-    return NodeList("t", tuple(GpuNode(f"n{i}", c, m, i + 2) for i, (c, m) in enumerate(zip(caps, models))))
-
-
 def test_simulator_runs_sifopt_natively_with_sif_zero():
     rng = random.Random(1)
     jobs = [tj(i, rng.uniform(0, 50), rng.uniform(5, 40), rng.choice([1, 1, 2, 4, 8])) for i in range(40)]
     for name in ("sifopt", "fft", "drr"):
-        cfg, kept, left = on_node_list(SimConfig(name, 0), _cluster([8, 8, 4, 4, 2, 1]), {}, jobs)
+        cfg, kept, left = on_node_list(SimConfig(name, 0), mixed_nodes([8, 8, 4, 4, 2, 1]), {}, jobs)
         assert cfg.capacities == (8, 8, 4, 4, 2, 1) and not left
         res = simulate(kept, cfg)
         assert res.status == "complete" and res.phi_star_unknown == 0

@@ -9,28 +9,18 @@ import re
 
 import pytest
 
+from conftest import mixed_nodes, tj
 from heuristics.gpu.cluster import Instance, Job, Placement
-from heuristics.gpu.node_list import GpuNode, NodeList
 from heuristics.gpu.placeholders import PlaceholderError, PlaceholderPolicy
 from heuristics.gpu.policy import EventResult, Migration
 from heuristics.gpu.sim_metrics import compute_metrics
 from heuristics.gpu.simulator import (SimConfig, Unplaceable, greedy_zero_partial, mixed_phi_star, on_node_list,
                                       simulate, split_placeable)
-from heuristics.gpu.trace import TraceJob
 from oracle.gpu.mixed_phi import ItemType, MixedProblem, mixed_bruteforce
 from proofs_check.cli.simulate import main as simulate_main
 
 NODES_HEADER = "sn,cpu_milli,memory_mib,gpu,model\n"
 OPENB_HEADER = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n"
-
-
-def tj(i, submit, duration, g, w=1):
-    return TraceJob(i, float(submit), float(duration), g, w)
-
-
-def _cluster(caps, models=None):
-    models = models or ["M"] * len(caps)
-    return NodeList("test", tuple(GpuNode(f"n{i}", c, m, i + 2) for i, (c, m) in enumerate(zip(caps, models))))
 
 
 def test_hand_computed_run_on_mixed_nodes():
@@ -62,7 +52,7 @@ def test_a_uniform_node_list_is_exactly_nodes_n():
                    for i in range(25)), key=lambda j: (j.submit, j.id))
     for name in ("best-fit", "fgd", "compass-repaired"):
         base = SimConfig(name, 3, migration_cost=2.0)
-        cfg, kept, left = on_node_list(base, _cluster([8, 8, 8]), {}, jobs)
+        cfg, kept, left = on_node_list(base, mixed_nodes([8, 8, 8]), {}, jobs)
         assert cfg == base and kept == jobs and left == {}
         a, b = simulate(jobs, cfg), simulate(jobs, base)
         assert (a.jobs, a.series, a.status) == (b.jobs, b.series, b.status)
@@ -126,13 +116,13 @@ def test_unplaceable_jobs_are_counted_and_refusals_have_reasons():
     with pytest.raises(ValueError, match="job 0: g exceeds every node's capacity"):
         simulate(jobs, cfg)
     for name in ("sifopt", "fft", "drr"):  # they run natively on mixed capacities (tests/test_sifopt_mixed.py)
-        cfg, _, _ = on_node_list(SimConfig(name, 0), _cluster([8, 4]), {}, jobs)
+        cfg, _, _ = on_node_list(SimConfig(name, 0), mixed_nodes([8, 4]), {}, jobs)
         assert cfg.capacities == (8, 4)
         with pytest.raises(ValueError, match="it migrates running instances"):  # but not with gpu_spec jobs
-            on_node_list(SimConfig(name, 0), _cluster([8, 4]), {3: frozenset({"M"})}, jobs)
+            on_node_list(SimConfig(name, 0), mixed_nodes([8, 4]), {3: frozenset({"M"})}, jobs)
     with pytest.raises(ValueError, match="no 8-GPU node"):
-        on_node_list(SimConfig("compass-literal", 0), _cluster([4, 2]), {}, jobs)
-    cfg, _, _ = on_node_list(SimConfig("compass-literal", 0), _cluster([8, 4, 8]), {}, jobs)
+        on_node_list(SimConfig("compass-literal", 0), mixed_nodes([4, 2]), {}, jobs)
+    cfg, _, _ = on_node_list(SimConfig("compass-literal", 0), mixed_nodes([8, 4, 8]), {}, jobs)
     assert (cfg.n_nodes, cfg.capacities, cfg.gpus) == (2, (), 16)  # the 8-GPU partition, plain
 
 

@@ -61,7 +61,16 @@ from proofs_check.gpu.flat_claims import _TIES_TEXT as TIES_TEXT
 from proofs_check.gpu.flat_claims import ALL_G, Bounds
 from proofs_check.gpu.hier_model import HierFacts, HierModel, hier_facts, hier_running_jobs, legal_demands, shown_hier
 from proofs_check.gpu.policy_model import answering
-from proofs_check.gpu.policy_checks import ClaimTests, PolicyError, PolicyParams, PolicyTarget, claim_property
+from proofs_check.gpu.policy_checks import (
+    ClaimTests,
+    PolicyError,
+    PolicyParams,
+    PolicyTarget,
+    SizeAxis,
+    claim_property,
+    measured,
+    shape_problems,
+)
 
 NAME = "hier-compass"
 DEFAULT_K = 2  # what the registry's tests and docs/simulator.md build hier-compass with
@@ -250,10 +259,6 @@ def _shapes(view: HierView) -> Counter[tuple[int, int]]:
     return Counter((j.g, j.w) for j in hier_running_jobs(view).values())
 
 
-def _show(c: Counter[tuple[int, int]]) -> str:
-    return ", ".join(f"{n}×(g={g},w={w})" for (g, w), n in sorted(c.items())) or "none"
-
-
 def valid_problems(prev: HierView, state: HierView, a: Event) -> list[str]:
     """Why the transition ``prev --a--> state`` is not a valid hierarchical one (empty if it is)."""
     if state.topology != prev.topology:
@@ -262,13 +267,7 @@ def valid_problems(prev: HierView, state: HierView, a: Event) -> list[str]:
         problems = hier_violations(layout(state))
     except Exception as e:  # a view whose panel level holds more panels than a domain has
         problems = [f"the state has no domain-aware layout: {type(e).__name__}: {e}"]
-    want = _shapes(prev)
-    want[(a.g, a.w)] += 1 if a.arrive else -1
-    got = _shapes(state)
-    if +want != +got:
-        problems.append(f"running jobs after {a} are {_show(got)}; expected {_show(+want)} "
-                        f"(every instance of a running job placed once, departed jobs gone)")
-    return problems
+    return problems + shape_problems(_shapes(prev), _shapes(state), a)
 
 
 class HierValid:
@@ -411,28 +410,11 @@ def measure_hier_sif(target: PolicyTarget, bounds: Bounds, params: PolicyParams,
             best = (gap, witness)
         if not exp.complete:
             break
-    return _measured(target, bounds, params, measure_id, per_d, best, sizes, complete)
-
-
-def _measured(target: PolicyTarget, bounds: Bounds, params: PolicyParams, measure_id: str, per_d: dict[str, Any],
-              best: tuple[int, Finding[HierView, Event]] | None, sizes: list[dict[str, Any]],
-              complete: bool) -> ClaimResult:
-    top = best[0] if best else 0
-    stats: dict[str, Any] = {"exploration": f"{NAME} measure sif (GPU level: N = panels)", "sizes": sizes,
-                             "max Φπ − Φ★": top, "per D": per_d}
-    where = ", ".join(f"{d}: {g}" for d, g in per_d.items())
-    if best is not None:
-        f = best[1]
-        stats["witness"] = hier_record(measure_id, f, target, params, gap=top)
-        msg = (f"largest Φπ − Φ★ (GPU level) = {top} (first at D={f.size}, N={f.size * _factory(target).k} "
-               f"panels, after {len(f.actions)} events); per D: {where}")
-    else:
-        msg = f"Φπ − Φ★ = 0 in every explored state; per D: {where}"
-    row = hier_bounds_row(target, bounds, params)
-    if not complete:
-        return ClaimResult(measure_id, Verdict.INCONCLUSIVE, "lower bound only (a budget or solver limit was hit): "
-                           + msg, row, stats)
-    return ClaimResult(measure_id, Verdict.HOLDS, msg, row, stats)
+    # the per-D keys read as they are; the witness "first at D=1, N=2 panels, after 2 events"
+    axis = SizeAxis("D", "Φπ − Φ★ (GPU level)", str, lambda d: f"D={d}, N={d * fac.k} panels,")
+    return measured(measure_id, axis, {"exploration": f"{NAME} measure sif (GPU level: N = panels)", "sizes": sizes},
+                    per_d, best, complete, hier_bounds_row(target, bounds, params),
+                    lambda f, gap: hier_record(measure_id, f, target, params, gap=gap))
 
 
 def hier_record(cid: str, f: Finding[HierView, Event], target: PolicyTarget, params: PolicyParams,

@@ -1,7 +1,8 @@
 """The pieces of the ``policy.*`` claims that touch a scheduler: which one (a registered name, a
 ``package.module:factory``, or a callable), the protocol check, the refusal-aware state model, and
 the tests of each claim on one step (``proofs_check.gpu.policy_claims`` has the catalogue, the runs,
-the records and the replay).
+the records and the replay). The job accounting of ``policy.valid`` and the ``measure.sif`` report
+serve the hierarchical claims of ``proofs_check.gpu.hier_policy`` too.
 
 **Refusals are transitions here.** The core's search skips refused actions, but two of these
 claims are about refusals, so :class:`PolicyCheckModel` reports a refused arrival as an applied
@@ -26,6 +27,9 @@ from heuristics.gpu.ties import Chooser
 from oracle.gpu.phi_star import min_nodes
 from oracle.result import Status
 from proofs_check.core.model import Expect, Numbers, On, Outcome, Property, Step, Undecided
+from proofs_check.core.search import Finding
+from proofs_check.core.trace import Record
+from proofs_check.core.verdict import ClaimResult, Verdict
 from proofs_check.gpu.events import Event, FlatState, apply_event, is_arrival, running_jobs, used_per_node
 from proofs_check.gpu.facts import Facts, sif_numbers
 from proofs_check.gpu.flat_claims import ALL_G
@@ -236,6 +240,17 @@ def _show_shapes(c: Counter[tuple[int, int]]) -> str:
     return ", ".join(f"{n}×(g={g},w={w})" for (g, w), n in sorted(c.items())) or "none"
 
 
+def shape_problems(before: Counter[tuple[int, int]], after: Counter[tuple[int, int]], a: Event) -> list[str]:
+    """policy.valid's job accounting, on flat or hierarchical states: the running (g, w) shapes
+    ``after`` the event ``a`` are those ``before`` it ± the event's (empty if they are)."""
+    want = before.copy()
+    want[(a.g, a.w)] += 1 if a.arrive else -1
+    if +want == +after:
+        return []
+    return [f"running jobs after {a} are {_show_shapes(after)}; expected {_show_shapes(+want)} "
+            f"(every instance of a running job placed once, departed jobs gone)"]
+
+
 # --------------------------------------------------------------------------- the tests
 class Valid:
     """policy.valid on one transition."""
@@ -252,16 +267,7 @@ class Valid:
         problems = list(placement_violations(as_placement(st.state)))
         if len(st.state.nodes) != len(st.prev.nodes):
             problems.append(f"the state has {len(st.state.nodes)} nodes, the cluster {len(st.prev.nodes)}")
-        want = _shapes(st.prev)
-        a = st.action
-        if a.arrive:
-            want[(a.g, a.w)] += 1
-        else:
-            want[(a.g, a.w)] -= 1
-        got = _shapes(st.state)
-        if +want != +got:
-            problems.append(f"running jobs after {a} are {_show_shapes(got)}; expected {_show_shapes(+want)} "
-                            f"(every instance of a running job placed once, departed jobs gone)")
+        problems += shape_problems(_shapes(st.prev), _shapes(st.state), st.action)
         if not problems:
             return None
         return {"problems": problems, **sif_numbers(Facts(st.state))}
@@ -380,3 +386,36 @@ def claim_property(cid: str, params: PolicyParams, tests: ClaimTests, measure_id
     if cid.startswith(measure_id + "≥"):
         return Property(cid, Expect.REACHABLE, tests.gap_at_least(int(cid.rsplit("≥", 1)[1])), score=tests.score)
     raise KeyError(cid)
+
+
+# --------------------------------------------------------------------------- the measurement's report
+class SizeAxis(NamedTuple):
+    """How ``measure.sif`` names its sizes: N nodes (flat schedulers) or D domains of K panels
+    (``hier_policy``: the gap at the GPU level)."""
+
+    unit: str  # "N" / "D": the stats key "per N" and the message's "per N"
+    figure: str  # the measured gap, as the message names it
+    key_text: Callable[[str], str]  # a key of the "per N" figures, as the message lists it
+    at: Callable[[int], str]  # the witness's size, as the message gives it after "first at"
+
+
+def measured(measure_id: str, axis: SizeAxis, stats: dict[str, Any], per: dict[str, Any],
+             best: tuple[int, Finding[Any, Event]] | None, complete: bool, row: dict[str, Any],
+             record: Callable[[Finding[Any, Event], int], Record]) -> ClaimResult:
+    """The ``measure.sif`` result (issue 14) from what its explorations found: ``per`` size the
+    largest Φπ − Φ★ ("≥ j" where a limit was hit), the ``best`` gap with its shortest witness
+    (``record(finding, gap)``); a lower bound only (inconclusive) unless ``complete``."""
+    top = best[0] if best else 0
+    stats = {**stats, "max Φπ − Φ★": top, f"per {axis.unit}": per}
+    where = ", ".join(f"{axis.key_text(k)}: {g}" for k, g in per.items())
+    if best is not None:
+        f = best[1]
+        stats["witness"] = record(f, top)
+        msg = (f"largest {axis.figure} = {top} (first at {axis.at(f.size)} after {len(f.actions)} events); "
+               f"per {axis.unit}: {where}")
+    else:
+        msg = f"Φπ − Φ★ = 0 in every explored state; per {axis.unit}: {where}"
+    if not complete:
+        return ClaimResult(measure_id, Verdict.INCONCLUSIVE, "lower bound only (a budget or solver limit was hit): "
+                           + msg, row, stats)
+    return ClaimResult(measure_id, Verdict.HOLDS, msg, row, stats)

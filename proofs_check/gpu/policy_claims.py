@@ -71,11 +71,13 @@ from proofs_check.gpu.policy_checks import (
     PolicyParams,
     PolicyTarget,
     SifBound,
+    SizeAxis,
     SpecFactory,
     Valid,
     checked_policy,
     claim_property,
     detail,
+    measured,
     moved_score,
     phi_pi_score,
     require_ties,
@@ -210,6 +212,9 @@ def _result(cid: str, prop: Property[FlatState, Event], exp: Exploration[FlatSta
     return ClaimResult(cid, verdict, msg, b, stats, policy_record(cid, out.finding, target, params))
 
 
+_AXIS = SizeAxis("N", "Φπ − Φ★", "N={}".format, "N={}".format)
+
+
 def measure_sif(target: PolicyTarget, bounds: Bounds, params: PolicyParams, engine: Engine = SERIAL,
                 deadline: float | None = None, progress: Progress | None = None) -> ClaimResult:
     """The largest Φπ − Φ★ per N within the bounds (REACHABLE probes Φπ − Φ★ ≥ j, j = 1..N)."""
@@ -234,22 +239,9 @@ def measure_sif(target: PolicyTarget, bounds: Bounds, params: PolicyParams, engi
             best = (gap, exp.outcomes[f"{MEASURE_SIF}≥{gap}"].finding)  # type: ignore[assignment]
         if not exp.complete:
             break
-    top = best[0] if best else 0
-    b = _bounds_row(target, bounds, params)
-    stats: dict[str, Any] = {"exploration": f"{target.name} measure sif", "sizes": sizes,
-                             "max Φπ − Φ★": top, "per N": per_n}
-    where = ", ".join(f"N={n}: {g}" for n, g in per_n.items())
-    if best is not None:
-        f = best[1]
-        stats["witness"] = policy_record(MEASURE_SIF, f, target, params, gap=top)
-        msg = f"largest Φπ − Φ★ = {top} (first at N={f.size} after {len(f.actions)} events); per N: {where}"
-    else:
-        msg = f"Φπ − Φ★ = 0 in every explored state; per N: {where}"
-    if not complete:
-        r = ClaimResult(MEASURE_SIF, Verdict.INCONCLUSIVE, "lower bound only (a budget or solver limit was hit): "
-                        + msg, b, stats)
-    else:
-        r = ClaimResult(MEASURE_SIF, Verdict.HOLDS, msg, b, stats)
+    r = measured(MEASURE_SIF, _AXIS, {"exploration": f"{target.name} measure sif", "sizes": sizes}, per_n, best,
+                 complete, _bounds_row(target, bounds, params),
+                 lambda f, gap: policy_record(MEASURE_SIF, f, target, params, gap=gap))
     if cut is None:
         return r
     return every_n_measure(r, cut, phi_star_stable(cut) if cut.confirmed else None, bounds.min_nodes)
