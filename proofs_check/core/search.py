@@ -49,7 +49,9 @@ from proofs_check.core.model import A, Numbers, On, Outcome, Property, S, StateM
 from proofs_check.core.tally import Rank, Tally
 Progress = Callable[[str], None]
 COUNTS = ("generated", "refused", "failures", "pruned")
-# A successor shipped to its owner shard: (key, rank, packed prev, action, outcome, detail, reason, memo).
+# A level's successor as a shard keeps it until absorbed and as it travels to its owner shard:
+# (key, rank, packed prev, action, outcome, detail, reason, memo). States stay packed: a level can
+# hold millions of new states, and most shipped ones turn out to be seen already.
 _Shipped = tuple
 
 
@@ -90,7 +92,7 @@ class Shard(Generic[S, A]):
         self.seen: set[Hashable] = set()
         self.frontier: list[tuple[Rank, Hashable]] = []
         self.expanded: list[_Expanded] = []
-        self.own: dict[Hashable, tuple[Rank, Step[S, A] | _Shipped]] = {}
+        self.own: dict[Hashable, _Shipped] = {}  # this level's successors owned here
         self.new_parents: list[Rank] = []
         self.peers: list[Any] | None = None  # Dask actor handles: batches go to peers directly
         self.inbox: list[bytes] = []
@@ -117,7 +119,7 @@ class Shard(Generic[S, A]):
         props = self._props(open_names, On.TRANSITION)
         failure_props = [p for p in self.spec.properties if p.failure_breaks and p.name in open_names]
         tally = Tally()
-        out: list[dict[Hashable, tuple[Rank, Step[S, A]]]] = [{} for _ in range(self.count)]
+        out: list[dict[Hashable, _Shipped]] = [{} for _ in range(self.count)]
         self.expanded = []
         timed_out = False
         # The inner loop runs once per transition: locals instead of attribute look-ups, no
@@ -162,11 +164,12 @@ class Shard(Generic[S, A]):
                     continue
                 box = out[dest]
                 prev = box.get(succ)
-                if prev is None or rank < prev[0]:
-                    box[succ] = (rank, st)
-        self.own = dict(out[self.index])
+                if prev is None or rank < prev[1]:
+                    box[succ] = (succ, rank, key if st.prev is state else pack(st.prev), st.action, st.outcome,
+                                 st.detail, st.reason, st.memo)
+        self.own = out[self.index]
         batches: list[bytes | None] = [
-            None if j == self.index or not box else _ship(box, pack)
+            None if j == self.index or not box else pickle.dumps(list(box.values()), pickle.HIGHEST_PROTOCOL)
             for j, box in enumerate(out)]
         if self.peers is not None:  # deliver before returning: the level's absorb starts after every expand
             for sent in [self.peers[j].receive(b) for j, b in enumerate(batches) if b is not None]:
@@ -179,28 +182,30 @@ class Shard(Generic[S, A]):
     def absorb(self, batches: list[bytes | None], open_names: list[str]) -> dict[str, Any]:
         """Keep the unseen successors routed here (minimum-rank discoverer each); state properties.
 
-        Most shipped successors were seen before: a shipped step is rebuilt (its states
-        unpacked) only when it is kept."""
+        Most shipped successors were seen before: a step is rebuilt (its states unpacked) only
+        for a state that is new."""
         best = self.own
         seen = self.seen
         for blob in batches + self.inbox:
             for entry in pickle.loads(blob) if blob else ():
-                key, rank = entry[0], entry[1]
+                key = entry[0]
                 if key in seen:
                     continue
                 prev = best.get(key)
-                if prev is None or rank < prev[0]:
-                    best[key] = (rank, entry)
+                if prev is None or entry[1] < prev[1]:
+                    best[key] = entry
         props = self._props(open_names, On.STATE)
-        unpack = codec(self.spec.model)[1]
+        rebuild = _Rebuilder(codec(self.spec.model)[1])
         tally = Tally()
         frontier = []
-        for key, (rank, got) in best.items():
+        for key, entry in best.items():
             if key in seen:
                 continue
             seen.add(key)
+            rank = entry[1]
             frontier.append((rank, key))
-            tally.evaluate(props, got if isinstance(got, Step) else _unshipped(got, unpack), True, rank)
+            if props:
+                tally.evaluate(props, rebuild(entry), True, rank)
         self.own, self.inbox = {}, []
         self.frontier = frontier
         self.new_parents = sorted(r[:-1] for r, _ in frontier)
@@ -222,17 +227,19 @@ Shard.checkpoint = shard_checkpoint  # type: ignore[attr-defined]
 Shard.restore = shard_restore  # type: ignore[attr-defined]
 
 
-def _ship(box: dict[Hashable, tuple[Rank, Step[S, A]]], pack: Callable[[Any], Hashable]) -> bytes:
-    """A batch of successors for another shard. Each step's states travel as packed keys (its
-    state is the key itself): with a compact packing far less to pickle than nested states."""
-    return pickle.dumps([(key, rank, None if st.prev is None else pack(st.prev), st.action, st.outcome, st.detail,
-                          st.reason, st.memo) for key, (rank, st) in box.items()], pickle.HIGHEST_PROTOCOL)
+class _Rebuilder:
+    """The step of a stored successor, rebuilt equal to the one made (siblings share the parent's
+    unpacked state)."""
 
+    def __init__(self, unpack: Callable[[Any], Any]) -> None:
+        self.unpack = unpack
+        self.parent: tuple[Any, Any] = (None, None)  # (packed, unpacked) of the last parent
 
-def _unshipped(entry: _Shipped, unpack: Callable[[Any], Any]) -> Step[Any, Any]:
-    """The step of a ``_ship`` entry, rebuilt equal to the sent one."""
-    key, _, prev, action, outcome, detail, reason, memo = entry
-    return Step(None if prev is None else unpack(prev), action, outcome, unpack(key), detail, reason, memo)
+    def __call__(self, entry: _Shipped) -> Step[Any, Any]:
+        key, _, prev, action, outcome, detail, reason, memo = entry
+        if prev is not None and prev is not self.parent[0]:
+            self.parent = (prev, self.unpack(prev))
+        return Step(None if prev is None else self.parent[1], action, outcome, self.unpack(key), detail, reason, memo)
 
 
 def _represented(model: StateModel[S, A], st: Step[S, A]) -> Step[S, A]:
