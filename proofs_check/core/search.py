@@ -198,7 +198,9 @@ class Shard(Generic[S, A]):
         rebuild = _Rebuilder(codec(self.spec.model)[1])
         tally = Tally()
         frontier = []
-        for key, entry in best.items():
+        self.own, self.inbox = {}, []
+        for key in list(best):  # each entry let go once evaluated: its rebuilt states die with it
+            entry = best.pop(key)
             if key in seen:
                 continue
             seen.add(key)
@@ -206,7 +208,6 @@ class Shard(Generic[S, A]):
             frontier.append((rank, key))
             if props:
                 tally.evaluate(props, rebuild(entry), True, rank)
-        self.own, self.inbox = {}, []
         self.frontier = frontier
         self.new_parents = sorted(r[:-1] for r, _ in frontier)
         return {"new": len(frontier), "tally": tally}
