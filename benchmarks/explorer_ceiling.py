@@ -40,13 +40,11 @@ from proofs_check.gpu.flat_claims import compass_factory
 from proofs_check.gpu.policy_model import EventBounds, PolicyModel
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))  # the sibling benchmarks (benchmarks/ is no package)
+from bench_canonical import memos  # noqa: E402
+from bench_explorer import run  # noqa: E402
 
 
-def _bench_explorer():  # the sibling benchmark's child-process runner (benchmarks/ is no package)
-    sys.path.insert(0, str(HERE))
-    import bench_explorer
-
-    return bench_explorer
 
 
 def transitions(model: PolicyModel, depth: int) -> tuple[list[tuple[AbsView, list[Event]]], int]:
@@ -119,8 +117,7 @@ def successors(proto: Compass, work: list[tuple[AbsView, list[Event]]]) -> list[
 
 
 def time_canonical(views: list[AbsView]) -> float:
-    for memo in (canonical_module._state_memo, canonical_module._seen, canonical_module._parts,
-                 canonical_module._norm_memo, canonical_module._classes):
+    for memo in memos(canonical_module):
         memo.clear()
     canon = canonical_module.canonical
     t0 = time.perf_counter()
@@ -146,14 +143,13 @@ def main() -> None:
     views = successors(model.proto, work)
     t_canon = time_canonical(views)
 
-    bench = _bench_explorer()
     tmp = Path(tempfile.mkdtemp(prefix="explorer_ceiling_"))
     try:
         archive = subprocess.run(["git", "archive", "--format=tar", a.ref], cwd=HERE.parent, check=True,
                                  capture_output=True)
         subprocess.run(["tar", "-x", "-C", str(tmp)], input=archive.stdout, check=True)
-        ref = bench.run([sys.executable, "-m", "proofs_check.cli", *bounds], tmp)
-        new = bench.run([sys.executable, "-m", "proofs_check.cli.verify", *bounds], HERE.parent)
+        ref = run([sys.executable, "-m", "proofs_check.cli", *bounds], tmp)
+        new = run([sys.executable, "-m", "proofs_check.cli.verify", *bounds], HERE.parent)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if ref.distinct != distinct or new.distinct != distinct:

@@ -165,8 +165,8 @@ class Shard(Generic[S, A]):
                 box = out[dest]
                 prev = box.get(succ)
                 if prev is None or rank < prev[1]:
-                    box[succ] = (succ, rank, key if st.prev is state else pack(st.prev), st.action, st.outcome,
-                                 st.detail, st.reason, st.memo)
+                    # the step's prev is ``state`` (Step: prev --action--> state), packed as ``key``
+                    box[succ] = (succ, rank, key, st.action, st.outcome, st.detail, st.reason, st.memo)
         self.own = out[self.index]
         batches: list[bytes | None] = [
             None if j == self.index or not box else pickle.dumps(list(box.values()), pickle.HIGHEST_PROTOCOL)
@@ -238,9 +238,9 @@ class _Rebuilder:
 
     def __call__(self, entry: _Shipped) -> Step[Any, Any]:
         key, _, prev, action, outcome, detail, reason, memo = entry
-        if prev is not None and prev is not self.parent[0]:
+        if prev is not self.parent[0]:
             self.parent = (prev, self.unpack(prev))
-        return Step(None if prev is None else self.parent[1], action, outcome, self.unpack(key), detail, reason, memo)
+        return Step(self.parent[1], action, outcome, self.unpack(key), detail, reason, memo)
 
 
 def _represented(model: StateModel[S, A], st: Step[S, A]) -> Step[S, A]:
