@@ -137,7 +137,7 @@ def test_resume_refuses_other_bounds_and_damaged_checkpoints(tmp_path):
     assert made.returncode == 0, made.stderr
     other = subprocess.run(VERIFY + ["--claim", "thm1.pool", "--max-nodes", "3", "--quiet", "--resume", str(ck)],
                            capture_output=True, text=True, timeout=120)
-    assert other.returncode == 2 and "other claims or bounds" in other.stderr and "max_nodes" in other.stderr
+    assert other.returncode == 2 and "resume refused" in other.stderr and "bounds.max_nodes" in other.stderr
     assert len(other.stderr.strip().splitlines()) == 1 and "Traceback" not in other.stderr
     same = subprocess.run(VERIFY + ["--claim", "thm1.pool", "--max-nodes", "2", "--quiet", "--resume", str(ck)],
                           capture_output=True, text=True, timeout=120)

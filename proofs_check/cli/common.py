@@ -10,6 +10,14 @@ raises :class:`UsageError` (or lets a loader's error through) and wraps its body
     def main(argv: Sequence[str] | None = None) -> int:
         return run("admit", lambda: _main(argv))
 
+An output file (a report, CSV, PNG) is written with :func:`write_output` (or
+:func:`replace_output` for a writer that takes a path, e.g. ``savefig``): atomically, through a
+temporary file in the same directory renamed over the destination, so a failed write leaves the
+old file or none, never a 0-byte or truncated one. An output that cannot be written (an
+``OSError``: a full disk, a directory in its place, ``/dev/full``) is :class:`OutputError`: one line
+``PROG: error: cannot write <file>: <OS error>`` and exit 2 (the contract has no code of its own for
+it; 2 is distinct from every verdict: 0, 1 and 3).
+
 Parsers come from :func:`make_parser`, which refuses abbreviated options (``--dept`` for
 ``--depth`` is an error, not a silent match) and turns argparse's own errors into UsageError.
 """
@@ -19,18 +27,20 @@ import argparse
 import os
 import sys
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, Callable, Iterator, NoReturn, TypeVar
 
 from heuristics.gpu.snapshot import SnapshotError
 from heuristics.gpu.trace import TraceError
+from proofs_check.core.atomic import replace_atomic, write_atomic
 from proofs_check.core.engine import EngineError
 from proofs_check.core.trace import RecordError
 from proofs_check.core.verdict import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_USAGE, EXIT_VIOLATED
 
 T = TypeVar("T", int, float)
 
-__all__ = ["EXIT_INCONCLUSIVE", "EXIT_OK", "EXIT_USAGE", "EXIT_VIOLATED", "UsageError", "make_parser", "positive",
-           "run", "usage_on"]
+__all__ = ["EXIT_INCONCLUSIVE", "EXIT_OK", "EXIT_OUTPUT", "EXIT_USAGE", "EXIT_VIOLATED", "OutputError", "UsageError",
+           "make_parser", "output_dir", "positive", "replace_output", "run", "usage_on", "write_output"]
 
 # Errors that mean "bad usage or input" in every program: exit 2, one line.
 INPUT_ERRORS: tuple[type[Exception], ...] = (SnapshotError, TraceError, RecordError, EngineError)
@@ -51,6 +61,47 @@ class UsageError(Exception):
         if field is not None:
             where.append(f"field '{field}'")
         super().__init__(": ".join([*where, message]))
+
+
+EXIT_OUTPUT = EXIT_USAGE  # an output that cannot be written (OutputError)
+
+
+class OutputError(UsageError):
+    """An output file cannot be written: ``cannot write <file>: <OS error>``, one line, exit 2."""
+
+    @staticmethod
+    def of(path: str | os.PathLike[str], error: OSError) -> "OutputError":
+        return OutputError(f"cannot write {os.fspath(path)}: {error.strerror or one_line(error)}")
+
+
+def write_output(path: str | os.PathLike[str], data: str | bytes) -> None:
+    """Write an output file atomically; an ``OSError`` becomes :class:`OutputError` naming ``path``."""
+    try:
+        write_atomic(path, data)
+    except OSError as e:
+        raise OutputError.of(path, e) from None
+
+
+def replace_output(path: str | os.PathLike[str], fill: Callable[[Path], None]) -> None:
+    """Like :func:`write_output` for a writer that takes a path: ``fill(tmp)`` writes the new content
+    to a temporary path with ``path``'s suffix (``fig.savefig(tmp)`` infers the format from it)."""
+    try:
+        replace_atomic(path, fill)
+    except OSError as e:
+        raise OutputError.of(path, e) from None
+
+
+def output_dir(path: str | os.PathLike[str]) -> Path:
+    """Create the output folder ``path`` (and its parents) if missing; a file in its place or an
+    ``OSError`` is :class:`OutputError` naming it."""
+    out = Path(path)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise OutputError(f"cannot write {os.fspath(path)}: not a directory") from None
+    except OSError as e:
+        raise OutputError.of(path, e) from None
+    return out
 
 
 class CliParser(argparse.ArgumentParser):

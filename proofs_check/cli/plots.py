@@ -16,7 +16,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Sequence
 
-from proofs_check.cli.common import EXIT_OK, make_parser, run, usage_on
+from proofs_check.cli.common import EXIT_OK, make_parser, output_dir, replace_output, run, usage_on
 
 PROG = "simulate-plot"
 
@@ -26,12 +26,15 @@ PANELS = (("n_sif", "N·SIF (avoidable partial nodes)", "nsif"),
 
 
 def save_figure(fig: Any, path: Path) -> Path:
-    """Lay out, write (PNG, 110 dpi) and close a matplotlib figure; returns ``path``."""
+    """Lay out, write (PNG, 110 dpi, atomically: to a temporary .png beside ``path``, then renamed)
+    and close a matplotlib figure; returns ``path``. A failure is OutputError (one line, exit 2)."""
     import matplotlib.pyplot as plt
 
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    try:
+        fig.tight_layout()
+        replace_output(path, lambda tmp: fig.savefig(tmp, dpi=110))
+    finally:
+        plt.close(fig)
     return path
 
 
@@ -64,7 +67,7 @@ def plot_folder(folder: str | Path, t0: float | None = None, t1: float | None = 
             groups[(row["eta"], row["migration_cost"], row["day"] or "all")].append(row)
     written: list[Path] = []
     out_dir = folder / "plots"
-    out_dir.mkdir(exist_ok=True)
+    output_dir(out_dir)
     for (eta, cost, day), rows in sorted(groups.items()):
         series = {r["scheduler"]: _read_series(folder / "series" / f"{r['run']}.csv", t0, t1) for r in rows}
         for column, label, short in PANELS:

@@ -20,7 +20,7 @@ from typing import NamedTuple, Sequence
 from heuristics.rack.ocs_sim import WORKLOADS, DurationModel, SimResult, Windows, generate_trace, simulate
 from heuristics.rack.racks import PENALTY_NAMES, FragmentationPenalty, RackCluster
 from heuristics.rack.ring_baselines import PAPER_POLICIES, RING_POLICIES, make_ring_policy
-from proofs_check.cli.common import EXIT_OK, UsageError, make_parser, run, usage_on
+from proofs_check.cli.common import EXIT_OK, UsageError, make_parser, output_dir, replace_output, run, usage_on
 from proofs_check.cli.plots import save_figure
 from proofs_check.core.engine import Engine
 
@@ -106,10 +106,14 @@ def format_table(rows: Sequence[Row], schedulers: Sequence[str]) -> str:
 
 
 def write_csv(rows: Sequence[Row], path: Path) -> None:
-    with path.open("w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(Row._fields)
-        w.writerows(rows)
+    """Write the results CSV atomically; a failure is OutputError (one line, exit 2)."""
+    def fill(tmp: Path) -> None:
+        with tmp.open("w", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(Row._fields)
+            w.writerows(rows)
+
+    replace_output(path, fill)
 
 
 def plot_metrics(rows: Sequence[Row], schedulers: Sequence[str], out: Path) -> list[Path]:
@@ -198,8 +202,7 @@ def _main(argv: Sequence[str] | None) -> int:
     args, cells = parse_args(argv)
     with usage_on(ValueError, prefix="--dims/--capacity"):  # a torus the rack model refuses
         RackCluster.torus(cells[0].dims, cells[0].capacity)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_dir(args.out)
     rows: list[Row] = []
     start = time.perf_counter()
     with Engine(args.backend, args.workers, args.address) as engine:

@@ -67,7 +67,7 @@ from heuristics.gpu.sizing import cluster_size, day_window, window
 from heuristics.gpu.trace import Trace
 from heuristics.gpu.trace_gen import load_builtin
 from heuristics.gpu.trace_loaders import FORMATS, load_trace, openb_has_times, openb_job_models
-from proofs_check.cli.common import EXIT_OK, EXIT_VIOLATED, UsageError, make_parser, run, usage_on
+from proofs_check.cli.common import EXIT_OK, EXIT_VIOLATED, UsageError, make_parser, run, usage_on, write_output
 from proofs_check.cli.simulate_fill import FILL_SCHEDULERS, fill_main, write_csv
 from proofs_check.core.engine import Engine
 
@@ -409,7 +409,7 @@ def write_outputs(out: Path, trace: Trace, outcomes: list[RunOutcome]) -> None:
     report = trace.report
     meta = {"trace": trace.name, "load_report": {**asdict(report), "summary": report.summary()},
             "runs": rows}
-    (out / "summary.json").write_text(json.dumps(meta, indent=1, default=str) + "\n")
+    write_output(out / "summary.json", json.dumps(meta, indent=1, default=str) + "\n")
     for o in outcomes:
         gpus = o.spec.config.gpus
         write_csv(out / "jobs" / f"{o.spec.run_id}.csv", JOB_COLUMNS,

@@ -14,7 +14,7 @@ from typing import Iterable, Sequence
 from heuristics.gpu import fill
 from heuristics.gpu.node_list import NodeList, load_node_list, uniform_node_list
 from heuristics.gpu.trace_loaders import PodList, load_openb_pods
-from proofs_check.cli.common import EXIT_OK, UsageError, usage_on
+from proofs_check.cli.common import EXIT_OK, UsageError, output_dir, replace_output, usage_on, write_output
 
 FILL_SCHEDULERS = ("best-fit", "fgd", "cafgd", "mcg", "compass-literal")
 
@@ -73,7 +73,7 @@ def write_fill(out: Path, results: list[fill.FillResult], bounds: dict[str, tupl
                 for n, (row, pts) in bounds.items() for b in pts))
     meta = {"trace": a.trace, "nodes_file": a.nodes_file, "order": a.order, "seed": a.seed, "until": a.until,
             "rows": [r._asdict() for r in map(fill.result_row, results)] + [row._asdict() for row, _ in bounds.values()]}
-    (out / "fill_summary.json").write_text(json.dumps(meta, indent=1, default=str) + "\n")
+    write_output(out / "fill_summary.json", json.dumps(meta, indent=1, default=str) + "\n")
     print(f"results written to {out}/")
     if a.plot:
         from proofs_check.cli.plots import plot_fill
@@ -82,8 +82,13 @@ def write_fill(out: Path, results: list[fill.FillResult], bounds: dict[str, tupl
 
 
 def write_csv(path: Path, header: Sequence[str], rows: Iterable[Sequence[object]]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(header)
-        w.writerows(rows)
+    """Write a CSV file atomically (its folder created if missing); a failure is OutputError."""
+    output_dir(path.parent)
+
+    def fill_file(tmp: Path) -> None:
+        with tmp.open("w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(header)
+            w.writerows(rows)
+
+    replace_output(path, fill_file)

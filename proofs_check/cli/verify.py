@@ -18,15 +18,20 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from functools import lru_cache
+from importlib import metadata
 from pathlib import Path
 from typing import Any, Sequence
 
+import heuristics
+import oracle
+import proofs_check
 from heuristics.gpu.compass import VARIANTS
 from proofs_check import catalogue
 from proofs_check.catalogue import DOCS, THEOREMS, VARIANT_CLAIMS, RunOptions
 from proofs_check.cli import verify_policy
-from proofs_check.cli.common import UsageError, make_parser, positive, run, usage_on
-from proofs_check.core import checkpoint, interrupt
+from proofs_check.cli.common import OutputError, UsageError, make_parser, positive, run, usage_on, write_output
+from proofs_check.core import checkpoint, code_digest, interrupt
 from proofs_check.core.budget import Budget
 from proofs_check.core.checkpoint import CheckpointError, Checkpointer
 from proofs_check.core.engine import Engine
@@ -160,7 +165,7 @@ def _main(argv: list[str]) -> int:
     deadline = None if args.time_limit is None else Budget(args.time_limit)
     with interrupt.handling():
         with Engine(args.backend, args.workers, args.address) as engine:
-            ckpt = _checkpointer(args, ids, bounds, hier, engine.shard_count)
+            ckpt = _checkpointer(args, ids, bounds, hier, engine.shard_count, target, params)
             opts = RunOptions(bounds, hier, args.variant, None, engine, deadline, progress, args.seed, args.random,
                               args.random_nodes, policy=target, policy_params=params)
             with checkpoint.using(ckpt):
@@ -168,8 +173,8 @@ def _main(argv: list[str]) -> int:
             lost = engine.lost
         stopped = interrupt.requested()
     print(results_text(results, catalogue.ALL_DOCS))
-    if args.plot:
-        _plot(args.plot, [rec for r in results for rec in (r.counterexample or r.stats.get("witness"),) if rec])
+    failed = _plot(args.plot, [rec for r in results for rec in (r.counterexample or r.stats.get("witness"),) if rec]) \
+        if args.plot else []
     extra: dict[str, Any] = {}
     if isinstance(deadline, Budget):
         print(deadline.text())
@@ -183,23 +188,50 @@ def _main(argv: list[str]) -> int:
         extra["lost_workers"] = lost
     if ckpt is not None:
         extra["checkpoint"] = {"dir": str(ckpt.dir), "writes": ckpt.writes}
-    return _finish(results, args, argv, bounds.describe(), t0, extra)
+        if ckpt.failed is not None:
+            extra["checkpoint"]["error"] = ckpt.failed
+    return _finish(results, args, argv, bounds.describe(), t0, extra, failed)
 
 
-def _checkpointer(args: argparse.Namespace, ids: list[str], bounds: Bounds, hier: Any,
-                  shards: int) -> Checkpointer | None:
-    """--checkpoint DIR / --resume DIR; a checkpoint of other claims or bounds, or a damaged one, is a
-    usage error (exit 2, one line)."""
+def _checkpointer(args: argparse.Namespace, ids: list[str], bounds: Bounds, hier: Any, shards: int,
+                  target: Any = None, params: Any = None) -> Checkpointer | None:
+    """--checkpoint DIR / --resume DIR. The checkpoint's identity is everything that can change a
+    verdict: the claims, the bounds, the scheduler (its name, its parameters --bound,
+    --max-migrations, --admission and --demands as the claims read them, --policy-opt), the ties,
+    the variant, the sampling, the shard count and the code (:func:`code_identity`). A checkpoint
+    made with any other identity, or a damaged one, is a usage error (exit 2, one line naming the
+    fields that differ). A checkpoint write that fails later is one line on stderr; the run goes
+    on without checkpointing (docs/verify.md)."""
     if args.checkpoint is None and args.resume is None:
         return None
     if args.checkpoint is not None and args.resume is not None and \
             Path(args.checkpoint).resolve() != Path(args.resume).resolve():
         raise UsageError("--checkpoint and --resume name different directories")
-    identity = {"claims": list(ids), "bounds": bounds.describe(), "variant": args.variant, "shards": shards,
-                "random": args.random, "seed": args.seed, "random_nodes": args.random_nodes,
-                "hier": hier.describe() if any(hier_claims.owns(c) for c in ids) else None}
+    identity = {"claims": list(ids), "bounds": bounds.describe(), "ties": args.ties, "variant": args.variant,
+                "shards": shards, "random": args.random, "seed": args.seed, "random_nodes": args.random_nodes,
+                "hier": hier.describe() if any(hier_claims.owns(c) for c in ids) else None,
+                "policy": None if target is None else target.name,
+                "policy_params": None if params is None else params.to_json(),
+                "policy_opt": list(args.policy_opt), "code": code_identity()}
     with usage_on(CheckpointError, OSError):
-        return Checkpointer(args.resume or args.checkpoint, identity, resume=args.resume is not None)
+        return Checkpointer(args.resume or args.checkpoint, identity, resume=args.resume is not None,
+                            on_error=lambda line: print(f"verify: {line}", file=sys.stderr))
+
+
+PACKAGES = (oracle, heuristics, proofs_check)
+
+
+@lru_cache(maxsize=1)
+def code_identity() -> dict[str, Any]:
+    """The code a checkpoint was made with: the installed version of the distribution (None when
+    run from a source tree) and the SHA-256 of every .py and .json file of oracle/, heuristics/
+    and proofs_check/ (relative path and content, sorted by path)."""
+    try:
+        version: str | None = metadata.version("placement-oracles")
+    except metadata.PackageNotFoundError:
+        version = None
+    roots = [Path(p) for pkg in PACKAGES for p in pkg.__path__]
+    return {"version": version, "sources": code_digest.source_digest(roots)}
 
 
 def _selected(args: argparse.Namespace) -> list[str]:
@@ -245,31 +277,45 @@ def _replay(args: argparse.Namespace, argv: list[str], t0: float) -> int:
         print("\n".join(lines))
         print(f"{res.claim_id}: {res.verdict.value.upper()} — {res.message}\n")
         results.append(res)
-    if args.plot:
-        _plot(args.plot, records)
-    return _finish(results, args, argv, None, t0)
+    failed = _plot(args.plot, records) if args.plot else []
+    return _finish(results, args, argv, None, t0, failed=failed)
 
 
-def _plot(out_dir: str, records: list[dict[str, Any]]) -> None:
-    """--plot DIR: one PNG per record; every record without a figure is named with its reason."""
+def _plot(out_dir: str, records: list[dict[str, Any]]) -> list[OutputError]:
+    """--plot DIR: one PNG per record; every record without a figure is named with its reason. A
+    figure that cannot be written ends the drawing and is returned (the reports are still written)."""
     from proofs_check.gpu.trace_plot import plot_records
 
-    done = plot_records(records, Path(out_dir))
+    try:
+        done = plot_records(records, Path(out_dir))
+    except OSError as e:
+        return [OutputError.of(e.filename or out_dir, e)]
     for path in done.written:
         print(f"plot: {path}")
     for s in done.skipped:
         print(f"plot: no figure for {s.label}: {s.reason}")
     print(f"plot: {len(done.written)} figure(s) in {out_dir}, {len(done.skipped)} record(s) without a figure")
+    return []
 
 
 def _finish(results: list[ClaimResult], args: argparse.Namespace, argv: list[str], bounds: dict[str, Any] | None,
-            t0: float, extra: dict[str, Any] | None = None) -> int:
+            t0: float, extra: dict[str, Any] | None = None, failed: Sequence[OutputError] = ()) -> int:
+    """Write the --json and --junit reports (each atomically) and print the summary. A report that
+    cannot be written does not hide the results: they are printed above, the summary is printed,
+    every other report is still written, and the run ends with one line naming each file that
+    failed (``failed``: the --plot figures that could not be drawn) and its error, exit 2."""
     elapsed = time.perf_counter() - t0
-    if args.json:
-        Path(args.json).write_text(to_json(results, argv, bounds, extra))
-    if args.junit:
-        Path(args.junit).write_text(to_junit(results, elapsed, catalogue.ALL_DOCS))
+    failed = list(failed)
+    for path, render in ((args.json, lambda: to_json(results, argv, bounds, extra)),
+                         (args.junit, lambda: to_junit(results, elapsed, catalogue.ALL_DOCS))):
+        if path:
+            try:
+                write_output(path, render())
+            except OutputError as e:
+                failed.append(e)
     print(summary_text(results) + f" [{elapsed:.1f}s]")
+    if failed:
+        raise OutputError("; ".join(map(str, failed)) + " (the results are printed above)")
     return exit_code(results)
 
 

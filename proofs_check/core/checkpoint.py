@@ -2,8 +2,10 @@
 
 One file, ``DIR/checkpoint.pkl``, rewritten at every level boundary of every exploration:
 
-* the run's *identity* (claims, bounds, variant, shard count): a resume with any other identity
-  is refused (:class:`CheckpointError`, a usage error: exit 2);
+* the run's *identity* (for ``verify``: claims, bounds, scheduler and its parameters, ties,
+  variant, sampling, shard count and a digest of the code, built by the caller): a resume with
+  any other identity is refused (:class:`CheckpointError`, a usage error: exit 2), naming the
+  fields that differ;
 * every finished exploration (its :class:`~proofs_check.core.search.Exploration`), keyed by the
   exploration's position in the run and its label;
 * for each unfinished exploration, where it stands: the completed sizes, the property outcomes,
@@ -14,9 +16,12 @@ A resumed run returns finished explorations as they were and continues an unfini
 its last level boundary, replaying the interrupted level: the search is deterministic (rank
 order), so it reaches exactly the result of an uninterrupted run.
 
-The file is written atomically: the new content goes to a temporary file in DIR, is flushed to
-disk, and replaces the old file with ``os.replace``, so a crash mid-write leaves the previous
-checkpoint intact. It starts with a magic line, the format version and the SHA-256 of the
+The file is written atomically (:func:`proofs_check.core.atomic.write_atomic`): the new content
+goes to a temporary file in DIR, is flushed to disk, and replaces the old file with
+``os.replace``, so a crash mid-write leaves the previous checkpoint intact. A write that fails
+(an ``OSError``: a full disk, a read-only DIR) raises, unless the run gave ``on_error``: then
+``on_error`` gets one line, checkpointing stops for the rest of the run (the previous
+checkpoint, if any, stays on disk and resumable) and the run goes on. It starts with a magic line, the format version and the SHA-256 of the
 payload; a truncated or altered file is refused with one line. The payload is a pickle: resume
 only checkpoints you wrote.
 """
@@ -25,10 +30,11 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
-import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
+
+from proofs_check.core.atomic import write_atomic
 
 MAGIC = b"placement-oracles checkpoint\n"
 FORMAT_VERSION = 1
@@ -42,8 +48,11 @@ class CheckpointError(Exception):
 class Checkpointer:
     """The checkpoint of one run. ``identity`` is what a resume must match exactly."""
 
-    def __init__(self, directory: str | os.PathLike[str], identity: dict[str, Any], resume: bool = False) -> None:
+    def __init__(self, directory: str | os.PathLike[str], identity: dict[str, Any], resume: bool = False,
+                 on_error: Callable[[str], None] | None = None) -> None:
         self.dir = Path(directory)
+        self.on_error = on_error
+        self.failed: str | None = None  # why checkpointing stopped (a write failed), if it did
         self.path = self.dir / FILE
         self.identity = identity
         self.finished: dict[str, bytes] = {}
@@ -73,10 +82,7 @@ class Checkpointer:
         except Exception as e:  # any damage: one clear line, never a traceback
             raise CheckpointError(f"{self.path}: corrupted checkpoint ({' '.join(str(e).split())[:160]})") from None
         if doc["identity"] != self.identity:
-            diff = sorted(k for k in set(doc["identity"]) | set(self.identity)
-                          if doc["identity"].get(k) != self.identity.get(k))
-            shown = "; ".join(f"{k}: checkpoint {doc['identity'].get(k)!r}, now {self.identity.get(k)!r}" for k in diff)
-            raise CheckpointError(f"{self.path}: made with other claims or bounds ({shown})")
+            raise CheckpointError(f"{self.path}: {identity_mismatch(doc['identity'], self.identity)}")
         self.finished, self.partial = doc["finished"], doc["partial"]
 
     # ----------------------------------------------------------------------- the search's side
@@ -95,11 +101,15 @@ class Checkpointer:
         return None if blob is None else pickle.loads(blob)
 
     def save_partial(self, key: str, point: dict[str, Any]) -> None:
+        if self.failed is not None:
+            return
         self.partial[key] = pickle.dumps(point, pickle.HIGHEST_PROTOCOL)
         self._write()
 
     def finish(self, key: str, exploration: Any) -> None:
         self.partial.pop(key, None)
+        if self.failed is not None:
+            return
         self.finished[key] = pickle.dumps(exploration, pickle.HIGHEST_PROTOCOL)
         self._write()
 
@@ -107,21 +117,42 @@ class Checkpointer:
         payload = pickle.dumps({"identity": self.identity, "finished": self.finished, "partial": self.partial},
                                pickle.HIGHEST_PROTOCOL)
         head = MAGIC + f"{FORMAT_VERSION} {hashlib.sha256(payload).hexdigest()}\n".encode("ascii")
-        fd, tmp = tempfile.mkstemp(prefix=".checkpoint-", suffix=".tmp", dir=self.dir)
         try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(head)
-                f.write(payload)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, self.path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+            write_atomic(self.path, head + payload)
+        except OSError as e:
+            if self.on_error is None:
+                raise
+            self.failed = f"{self.path}: {e.strerror or e}"
+            kept = "the file keeps its previous checkpoint" if self.path.is_file() else "no checkpoint was written"
+            self.on_error(f"cannot write the checkpoint {self.failed}; checkpointing stopped, the run goes on ({kept})")
+            return
         self.writes += 1
+
+
+NAMES = {"code": "the code changed since the checkpoint was written"}
+
+
+def identity_mismatch(saved: dict[str, Any], now: dict[str, Any]) -> str:
+    """One line naming every field in which a checkpoint's identity differs from this run's (a
+    field holding a dict is compared key by key: ``policy_params.bound: checkpoint 5, now 0``)."""
+    shown = []
+    for k in sorted(set(saved) | set(now)):
+        a, b = saved.get(k), now.get(k)
+        if a == b:
+            continue
+        if k in NAMES:
+            shown.append(NAMES[k])
+        elif isinstance(a, dict) and isinstance(b, dict):
+            shown += [f"{k}.{sub}: checkpoint {_short(a.get(sub))}, now {_short(b.get(sub))}"
+                      for sub in sorted(set(a) | set(b), key=str) if a.get(sub) != b.get(sub)]
+        else:
+            shown.append(f"{k}: checkpoint {_short(a)}, now {_short(b)}")
+    return f"made by another run, resume refused ({'; '.join(shown)})"
+
+
+def _short(value: Any, limit: int = 120) -> str:
+    text = " ".join(repr(value).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 _session: dict[str, Checkpointer | None] = {"current": None}

@@ -29,6 +29,7 @@ from typing import Any, Iterable, NamedTuple
 from heuristics.gpu.abs_space import POOL, SLOTTED, AbsView, NodeView
 from heuristics.gpu.hier_abs import HierView, layout
 from heuristics.gpu.hier_cluster import G_PANEL
+from proofs_check.core.atomic import replace_atomic
 from proofs_check.core.model import Undecided
 from proofs_check.core.trace import Record
 from proofs_check.gpu import policy_claims
@@ -283,12 +284,15 @@ def _row_width(row: Row) -> int:
 
 
 def save(fig: Any, path: Path) -> Path:
-    """Write (PNG, 110 dpi) and close ``fig``; the bounding box grows to the legend and the
-    figures beside the rows, which lie outside the axes."""
+    """Write (PNG, 110 dpi, atomically: a temporary .png beside ``path`` renamed over it) and close
+    ``fig``; the bounding box grows to the legend and the figures beside the rows, which lie
+    outside the axes. An OSError propagates (``verify --plot`` reports it in one line)."""
     import matplotlib.pyplot as plt
 
-    fig.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(fig)
+    try:
+        replace_atomic(path, lambda tmp: fig.savefig(tmp, dpi=110, bbox_inches="tight"))
+    finally:
+        plt.close(fig)
     return path
 
 
