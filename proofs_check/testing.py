@@ -1,7 +1,8 @@
 """Check a scheduler in your own test suite (pytest, unittest, or anything that reports AssertionError).
 
-Two tools, both for any scheduler implementing :class:`heuristics.gpu.policy.Policy` with a flat
-state (a ``Placement`` or an ``AbsView``); docs/policies.md has the protocol and examples.
+Two tools, both for any flat scheduler implementing :class:`heuristics.gpu.policy.Policy`
+(``n_nodes``, ``capacity``, ``arrive``, ``depart``, ``placement``); docs/policies.md has the
+protocol and examples. Both check the object itself, with everything it keeps.
 
 * :func:`check_policy` — exhaustive: the ``policy.*`` claims (``proofs_check.gpu.policy_claims``)
   on every event sequence within the bounds, breadth-first, so a failure is a *shortest*
@@ -14,29 +15,30 @@ state (a ``Placement`` or an ``AbsView``); docs/policies.md has the protocol and
           check_policy(MyScheduler, claims=["policy.valid", "policy.no-stuck", "policy.admission"],
                        max_nodes=3)
 
-* :func:`policy_state_machine` — sampled: a Hypothesis ``RuleBasedStateMachine`` (rules *submit*
-  and *finish*; invariants: validity, and the SIF bound when asked) driving ONE scheduler object
-  through long random event sequences on clusters far beyond the exhaustive range::
+* :func:`policy_state_machine` — sampled: a Hypothesis ``RuleBasedStateMachine`` (rules *submit*,
+  *finish* and, for a scheduler with rounds, *next_round*; checks: validity, exact admission, and
+  the SIF bound when asked) driving ONE scheduler object through long random event sequences on
+  clusters far beyond the exhaustive range::
 
       TestMySchedulerMachine = policy_state_machine(MyScheduler, n_nodes=32, sif_bound=2).TestCase
 
-  The machine uses the scheduler as a simulator would (one object, ``arrive``/``depart``), the
-  exhaustive check as the explorer does (``with_state`` from each canonical state), so the two
-  also cross-check ``state_key``/``with_state``.
+  When the scheduler declares a view and a rebuild (``state_key`` / ``with_state``), the machine
+  also runs every event on a copy rebuilt from the view and compares the two.
 """
 from __future__ import annotations
 
-from typing import Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from heuristics.gpu.cluster import G_DEFAULT, Job, Placement, partial_nodes, placement_violations
-from heuristics.gpu.policy import Outcome, Policy
+from heuristics.gpu.policy import EventResult, Outcome, Policy
 from oracle.gpu.phi_star import phi_star
 from proofs_check.core.report import trace_text
 from proofs_check.core.verdict import ClaimResult, Verdict
 from proofs_check.gpu.flat_claims import ALL_G, Bounds
+from proofs_check.gpu.policy_checks import admissible
 from proofs_check.gpu.policy_claims import CLAIM_IDS, MEASURE_SIF, CallableFactory, PolicyParams, PolicyTarget, \
     checked_policy, run_policy_claims, spec_label
 
@@ -98,24 +100,33 @@ def failure_text(r: ClaimResult, policy: str) -> str:
 # --------------------------------------------------------------------------- Hypothesis
 def policy_state_machine(factory: PolicySource, n_nodes: int = 16, *, capacity: int = G_DEFAULT,
                          demands: Sequence[int] = ALL_G, max_w: int = 8, sif_bound: int | None = None,
+                         migrating: bool | None = None, admission: bool = True,
                          phi_time_limit: float = 5.0) -> type[RuleBasedStateMachine]:
     """A ``RuleBasedStateMachine`` class driving one ``factory(n_nodes, capacity)`` scheduler.
 
-    Rules: *submit* a job (g from ``demands``, 1 ≤ w ≤ ``max_w``) and *finish* a running one.
-    After every rule: the placement is valid (capacity, gang: every running job has exactly w
-    instances of its g placed, nothing else is), a refused submission changed nothing, every
-    event returned an APPLIED/REFUSED result (an operator failure fails the test) and, with
-    ``sif_bound=k``, Φπ − Φ★ ≤ k (exact Φ★; a solve that hits ``phi_time_limit`` is skipped).
+    Rules: *submit* a job (g from ``demands``, 1 ≤ w ≤ ``max_w``), *finish* a running one, and,
+    for a scheduler with ``next_round()``, *next_round*. After every rule: the placement is valid
+    (capacity, gang: every running job has exactly w instances of its g placed, nothing else is),
+    every event returned an ``EventResult`` and was not an operator failure, a refused submission
+    changed no placement and, unless ``admission=False`` (a scheduler that holds jobs on purpose),
+    could not have been admitted (the exact rule of ``policy.admission``: the free GPUs, or for a
+    migrating scheduler a full repack; ``migrating`` as in :func:`check_policy`), and, with ``sif_bound=k``,
+    Φπ − Φ★ ≤ k (exact Φ★; a solve that hits ``phi_time_limit`` is skipped). When the scheduler
+    declares a view and a rebuild (``state_key`` / ``with_state``), a copy rebuilt from its view
+    before every rule runs the same event and must give the same result, placement and view.
     Hypothesis's ``target`` pushes toward large Φπ − Φ★. Use ``.TestCase`` in a test module.
     """
-    build = (lambda: _target(factory, capacity, None).factory(n_nodes)) if isinstance(factory, str) else \
-        (lambda: factory(n_nodes, capacity))
+    target = _target(factory, capacity, migrating)
+    build = (lambda: target.factory(n_nodes))
     gs = list(demands)
+    probe = build()
+    rounds = callable(getattr(probe, "next_round", None))
+    rebuilds = callable(getattr(probe, "state_key", None)) and callable(getattr(probe, "with_state", None))
 
     class PolicyMachine(RuleBasedStateMachine):
         def __init__(self) -> None:
             super().__init__()
-            self.policy: Policy = build()
+            self.policy: Any = build()
             self.jobs: dict[int, Job] = {}
             self.next_id = 0
             self.log: list[str] = []
@@ -123,32 +134,55 @@ def policy_state_machine(factory: PolicySource, n_nodes: int = 16, *, capacity: 
 
         def teardown(self) -> None:
             if sif_bound is not None:
-                from hypothesis import target
+                from hypothesis import target as aim
 
-                target(float(self.best_gap), label="Φπ − Φ★")  # push sampling toward large gaps
+                aim(float(self.best_gap), label="Φπ − Φ★")  # push sampling toward large gaps
+
+        def _run(self, what: str, act: Callable[[Any], Any]) -> EventResult:
+            """``act`` on the scheduler (and on a copy rebuilt from its view, which must agree)."""
+            shadow = self.policy.with_state(self.policy.state_key()) if rebuilds else None
+            res = act(self.policy)
+            self.log.append(f"{what} -> {getattr(getattr(res, 'outcome', None), 'value', repr(res))}")
+            assert isinstance(res, EventResult), f"{what} returned {res!r}, not an EventResult\n" + self._history()
+            assert res.outcome is not Outcome.FAILED, f"{what} failed: {res.reason}\n" + self._history()
+            if shadow is not None:
+                again = act(shadow)
+                assert (again.outcome, len(again.migrations)) == (res.outcome, len(res.migrations)) and \
+                    shadow.placement() == self.policy.placement() and \
+                    shadow.state_key() == self.policy.state_key(), (
+                        f"the scheduler rebuilt from its view (with_state(state_key())) before {what} behaves "
+                        f"otherwise: {again.outcome.value} with {len(again.migrations)} migration(s), placement "
+                        f"{shadow.placement()} vs {res.outcome.value}, {self.policy.placement()}\n" + self._history())
+            return res
 
         @rule(g=st.sampled_from(gs), w=st.integers(1, max_w))
         def submit(self, g: int, w: int) -> None:
             job = Job(self.next_id, g, w)
             self.next_id += 1
             before = self.policy.placement()
-            res = self.policy.arrive(job)
-            self.log.append(f"+J{job.id} (g={g},w={w}) -> {res.outcome.value}")
-            assert res.outcome is not Outcome.FAILED, f"arrive({job}) failed: {res.reason}\n" + self._history()
+            res = self._run(f"+J{job.id} (g={g},w={w})", lambda p: p.arrive(job))
             if res.outcome is Outcome.APPLIED:
                 self.jobs[job.id] = job
-            else:
-                assert self.policy.placement() == before, f"refused {job} changed the placement\n" + self._history()
+                return
+            assert self.policy.placement() == before, f"refused {job} changed the placement\n" + self._history()
+            why = admissible(before, g, w, target.migrating) if admission else None
+            assert why is None, f"refused {job} although {why}\n" + self._history()
 
         @precondition(lambda self: bool(self.jobs))
         @rule(pick=st.integers(0, 1 << 16))
         def finish(self, pick: int) -> None:
             jid = sorted(self.jobs)[pick % len(self.jobs)]
-            res = self.policy.depart(jid)
-            self.log.append(f"-J{jid} -> {res.outcome.value}")
+            res = self._run(f"-J{jid}", lambda p: p.depart(jid))
             assert res.outcome is Outcome.APPLIED, f"depart(J{jid}) was {res.outcome.value}: {res.reason}\n" + \
                 self._history()
             del self.jobs[jid]
+
+        if rounds:
+            @rule()
+            def next_round(self) -> None:
+                res = self._run("next round", lambda p: p.next_round())
+                assert res.outcome is Outcome.APPLIED, f"next_round() was {res.outcome.value}: {res.reason}\n" + \
+                    self._history()
 
         @invariant()
         def valid(self) -> None:

@@ -246,10 +246,21 @@ class Compass:
         self._is_partial = [False] * N
         self._vac = [0] * N
         self._vac_total = 0
-        self._empty = _MinIndex(lambda n: 0 if self.kind[n] == EMPTY else None)
+        # Bound methods, not lambdas: a Compass can then be deep-copied and pickled (the explorer
+        # keeps live schedulers as their pickles).
+        self._empty = _MinIndex(self._empty_key)
         self._by_room = _MinIndex(self._slotted_room)
-        self._by_fill = _MinIndex(lambda n: len(self.pool[n]) if self.kind[n] == POOL else None)
-        self._vacant = _MinIndex(lambda n: 0 if self.kind[n] == SLOTTED and self._vacancy(n) else None)
+        self._by_fill = _MinIndex(self._fill_key)
+        self._vacant = _MinIndex(self._vacant_key)
+
+    def _empty_key(self, n: int) -> int | None:
+        return 0 if self.kind[n] == EMPTY else None
+
+    def _fill_key(self, n: int) -> int | None:
+        return len(self.pool[n]) if self.kind[n] == POOL else None
+
+    def _vacant_key(self, n: int) -> int | None:
+        return 0 if self.kind[n] == SLOTTED and self._vacancy(n) else None
 
     def _unprofiled(self, n: int) -> int:
         """D(n) = G − Σ_{s∈S(n)} w(s)."""

@@ -23,12 +23,12 @@ them at the end of a run.
 """
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Mapping, Sequence, cast
 
 from heuristics.gpu.cluster import Instance, Job, Placement
 from heuristics.gpu.compass import VARIANTS
 from heuristics.gpu.node_list import NodeList
-from heuristics.gpu.policy import EventResult, Policy
+from heuristics.gpu.policy import EventResult, Policy, ViewPolicy
 from heuristics.gpu.registry import make_policy, policy_migrates
 from heuristics.gpu.sifopt import RepackingPolicy
 
@@ -51,7 +51,7 @@ def placeholder_refusal(name: str, capacities: Sequence[int], constrained: bool)
         return None
     need = "smaller nodes" if not uniform else "the nodes a model-constrained job may not use"
     policy = make_policy(name, 1, max(capacities))
-    if not isinstance(policy.state_key(), Placement):
+    if not isinstance(getattr(policy, "state_key", lambda: None)(), Placement):
         return f"its state is not a placement, so it cannot take the placeholders that stand for {need}"
     if policy_migrates(name, policy) or isinstance(policy, RepackingPolicy):
         return f"it migrates running instances, so it would move the placeholders that stand for {need}"
@@ -92,7 +92,8 @@ class PlaceholderPolicy:
         self.job_models = dict(job_models or {})
         self.n_nodes = len(self.capacities)
         self.capacity = max(self.capacities)
-        self.policy: Policy = make_policy(name, self.n_nodes, self.capacity, **dict(opts or {}))
+        # only_placements() admitted it: a built-in scheduler whose state is its placement
+        self.policy = cast(ViewPolicy, make_policy(name, self.n_nodes, self.capacity, **dict(opts or {})))
         self._temp_tag = -(self.n_nodes + 1)  # temporary placeholders: ids below every fixed one
         self._fixed = tuple(() if c == self.capacity else (Instance(-(n + 1), self.capacity - c),)
                             for n, c in enumerate(self.capacities))
@@ -100,7 +101,7 @@ class PlaceholderPolicy:
         if any(self._fixed):
             self.policy = self._with_state(Placement(self.capacity, self._fixed))
 
-    def _with_state(self, key: Placement) -> Policy:
+    def _with_state(self, key: Placement) -> ViewPolicy:
         if not isinstance(self.policy.state_key(), Placement):
             raise ValueError(f"{self.name}: its state is not a placement; it cannot take placeholders")
         return self.policy.with_state(key)

@@ -1,8 +1,8 @@
 """The interface every GPU placement policy implements, and the value types it exchanges.
 
-A policy owns its cluster state. The simulators and the verifier only talk to it through
-``arrive`` / ``depart`` / ``placement`` / ``clone`` / ``state_key`` / ``with_state``, so COMPASS,
-its baselines and the oracle scheduler are interchangeable; ``heuristics.gpu.registry`` names them.
+A policy owns its cluster state. The simulators and the verifier only need ``arrive`` /
+``depart`` / ``placement`` (the rest is optional: :class:`Policy`), so COMPASS, its baselines, the
+oracle scheduler and a user's 15-line class are interchangeable; ``heuristics.gpu.registry`` names them.
 This module imports no policy implementation (they import it), so it can never close a cycle.
 """
 from __future__ import annotations
@@ -74,9 +74,18 @@ class EventResult(NamedTuple):
 
 
 class Policy(Protocol):
-    """A GPU placement policy on ``n_nodes`` nodes of ``capacity`` GPUs."""
+    """A GPU placement policy on ``n_nodes`` nodes of ``capacity`` GPUs: what a scheduler must
+    implement to be simulated and checked (``verify --policy``, ``proofs_check.testing``).
 
-    name: str
+    Everything else is optional and found by name: ``name`` (default: the class name),
+    ``migrates`` (default False), ``ties`` (a ``heuristics.gpu.ties.Chooser`` asked at each tie
+    point: ``--ties all``), ``clone()`` (default: a deep copy), ``next_round()`` (an environment
+    input for schedulers with rounds or a clock), and the abstractions the explorer checks before
+    it uses them (``proofs_check.gpu.abstraction``): ``state_key()`` (a view: everything its future
+    behaviour depends on), ``with_state(view)`` (a rebuild from a view), ``symmetric = True`` (node
+    numbers and job ids are labels).
+    """
+
     n_nodes: int
     capacity: int
 
@@ -92,22 +101,28 @@ class Policy(Protocol):
         """Which instances sit on which node (what the metrics read)."""
         ...
 
-    def clone(self) -> Policy:
+
+class ViewPolicy(Policy, Protocol):
+    """A policy with the optional members every built-in scheduler has: a name, a clone, its
+    running jobs, a view of its whole state and a rebuild from one (what COMPASS's own claims,
+    which check the paper's pseudocode on canonical states, and the placeholder wrappers use)."""
+
+    name: str
+
+    def clone(self) -> "ViewPolicy":
         """An independent copy with the same state and options."""
         ...
 
     def state_key(self) -> StateKey:
-        """The whole scheduler state (not only the placement), nodes in index order, raw job ids.
-        Running jobs are derivable from it. ``proofs_check.gpu.canonical`` turns it into a
-        symmetry-reduced key."""
+        """The whole scheduler state, nodes in index order, raw job ids."""
         ...
 
     def running(self) -> dict[int, Job]:
         """The running jobs by id."""
         ...
 
-    def with_state(self, key: StateKey) -> Policy:
+    def with_state(self, key: StateKey) -> "ViewPolicy":
         """A policy of the same kind and options whose state is ``key`` (a ``state_key()`` value,
-        possibly renumbered by ``proofs_check.gpu.canonical``); the explorer expands from it.
-        A key of another policy kind's type raises ``TypeError``."""
+        possibly renumbered by ``proofs_check.gpu.canonical``). A key of another policy kind's
+        type raises ``TypeError``."""
         ...

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import os
+import sys
 from functools import lru_cache, partial
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any, Callable, Mapping
@@ -69,9 +71,10 @@ ENTRY_POINT_GROUP = "placement_oracles.policies"
 # The built-in policies that migrate running instances (their admission is judged against a full
 # repacking of the cluster, not only the free GPUs: proofs_check.gpu.policy_claims).
 MIGRATING: frozenset[str] = frozenset({*(f"compass-{v}" for v in VARIANTS), "hier-compass", "sifopt"})
-# What a scheduler must have (heuristics.gpu.policy.Policy), in the protocol's order.
-PROTOCOL_METHODS = ("arrive", "depart", "placement", "clone", "state_key", "running", "with_state")
-PROTOCOL_ATTRIBUTES = ("name", "n_nodes", "capacity")
+# What a scheduler must have (heuristics.gpu.policy.Policy), in the protocol's order; everything
+# else (name, migrates, ties, clone, state_key, with_state, symmetric, next_round) is optional.
+PROTOCOL_METHODS = ("arrive", "depart", "placement")
+PROTOCOL_ATTRIBUTES = ("n_nodes", "capacity")
 
 
 @lru_cache(maxsize=1)
@@ -121,6 +124,8 @@ def load_factory(spec: str) -> PolicyFactory:
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
         raise ValueError(f"{spec!r} is neither a registered policy nor 'package.module:factory'")
+    if "" not in sys.path and os.getcwd() not in sys.path:
+        sys.path.insert(0, "")  # as ``python -m`` does: a module in the current directory is found
     try:
         module = importlib.import_module(module_name)
     except ImportError as e:

@@ -76,6 +76,12 @@ class RoundPolicy(RepackingPolicy):
         self._round = k
         return EventResult.applied(self.reorganise())
 
+    def next_round(self) -> EventResult:
+        """The start of the next round (the explorer's environment input, ``verify --policy``):
+        ``tick`` at the first instant of the round after the current one."""
+        k = -1 if self._round is None else self._round
+        return self.tick((k + 1) * self.round_length)
+
     def reorganise(self) -> tuple[Migration, ...]:
         """The round-start migrations (already applied to the state)."""
         raise NotImplementedError

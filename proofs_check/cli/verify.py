@@ -42,6 +42,7 @@ from proofs_check.core.verdict import ClaimResult, exit_code
 from proofs_check.gpu import hier_claims, hier_policy
 from proofs_check.gpu.cutoff import ALL
 from proofs_check.gpu.flat_claims import EVERY_N_DEFAULTS, TIES, Bounds, bounds_text, every_n_bounds
+from proofs_check.gpu.policy_checks import PolicyError
 
 DEFAULTS = Bounds()
 
@@ -168,7 +169,7 @@ def _main(argv: list[str]) -> int:
             ckpt = _checkpointer(args, ids, bounds, hier, engine.shard_count, target, params)
             opts = RunOptions(bounds, hier, args.variant, None, engine, deadline, progress, args.seed, args.random,
                               args.random_nodes, policy=target, policy_params=params)
-            with checkpoint.using(ckpt):
+            with checkpoint.using(ckpt), usage_on(PolicyError):  # --strict: a refused abstraction
                 results = catalogue.run(ids, opts)
             lost = engine.lost
         stopped = interrupt.requested()

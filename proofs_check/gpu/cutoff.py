@@ -34,10 +34,11 @@ from proofs_check.core.model import Expect, Outcome, Property, Step, StateModel,
 from proofs_check.core.search import Progress
 from proofs_check.core.verdict import ClaimResult, Verdict, every_size_verdict
 from proofs_check.gpu.canonical import FlatState, canonical_map
-from proofs_check.gpu.events import Event, counts_of_state
+from proofs_check.gpu.events import Event, Round, counts_of_state
 from proofs_check.gpu.facts import exact_phi_star
+from proofs_check.gpu.live import placed
 
-FlatModel = StateModel[FlatState, Event]
+FlatModel = StateModel[Any, Any]  # flat states, or a scheduler's live states (read through ``placed``)
 ALL = "all"  # the value of --max-nodes that asks for every N
 
 
@@ -127,12 +128,13 @@ def _slack(state: FlatState, actions: Iterable[Event], max_w: int) -> str:
 
 
 def _edge(model: FlatModel, labels: dict[int, int], a: Event, st: Step[FlatState, Event]) -> Edge:
-    ev = Event(a.arrive, labels.get(a.job, a.job), a.g, a.w)
+    ev: Any = a if isinstance(a, Round) else Event(a.arrive, labels.get(a.job, a.job), a.g, a.w)
     if st.outcome is not Outcome.APPLIED:
         return ev, st.outcome.value
     if not model.within(st):
         return ev, "pruned"
-    return ev, st.outcome.value, core(st.state)[0], _moved(st), len(st.state.nodes) - model.size
+    state = placed(st.state)
+    return ev, st.outcome.value, core(state)[0], _moved(st), len(state.nodes) - model.size
 
 
 def reach_graph(model: FlatModel, depth: int, max_w: int, max_states: int, deadline: float | None = None,
@@ -149,13 +151,13 @@ def reach_graph(model: FlatModel, depth: int, max_w: int, max_states: int, deadl
         s = queue.popleft()
         d = seen[s]
         acts = list(model.actions(s)) if d < depth else []
-        why = _slack(s, acts, max_w)
+        why = _slack(placed(s), acts, max_w)
         if why and not crowded:
             crowded = f"N={model.size} depth {d}: {why}"
             if stop_crowded:
                 stop = "a state without slack"
                 break
-        c, labels = core(s)
+        c, labels = core(placed(s))
         edges = set()
         for a in acts:
             st = model.step(s, a)
@@ -165,11 +167,14 @@ def reach_graph(model: FlatModel, depth: int, max_w: int, max_states: int, deadl
                 if t not in seen:
                     seen[t] = d + 1
                     queue.append(t)
-        cores[c] = (d, frozenset(edges))
+        # States with one core (a scheduler that keeps more than its placement) pool their edges:
+        # any difference in behaviour between them then shows as a mismatch between sizes.
+        known = cores.get(c)
+        cores[c] = (d, frozenset(edges)) if known is None else (min(d, known[0]), known[1] | edges)
         stop = _budget_stop(len(seen), max_states, deadline)
         if stop:
             break
-    return Graph(model.size, cores, tuple(seen), crowded, not stop, stop, time.perf_counter() - t0)
+    return Graph(model.size, cores, tuple(placed(x) for x in seen), crowded, not stop, stop, time.perf_counter() - t0)
 
 
 def _budget_stop(states: int, max_states: int, deadline: float | None) -> str:

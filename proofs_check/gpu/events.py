@@ -45,6 +45,38 @@ class Event(NamedTuple):
                      tuple(int(c) for c in d.get("choices", ())))
 
 
+class Round(NamedTuple):
+    """An input from the environment, not a job: the start of the scheduler's next round
+    (``next_round()``, for schedulers with a clock or rounds such as FFT and DRR). ``choices`` as
+    for an :class:`Event`."""
+
+    choices: tuple[int, ...] = ()
+
+    @property
+    def arrive(self) -> bool:
+        return False
+
+    def __str__(self) -> str:
+        ties = f" ties {','.join(map(str, self.choices))}" if self.choices else ""
+        return f"next round{ties}"
+
+    def to_json(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"event": "round"}
+        if self.choices:
+            d["choices"] = list(self.choices)
+        return d
+
+
+Action = Event | Round
+
+
+def action_from_json(d: dict[str, Any]) -> Action:
+    """An :class:`Event` or a :class:`Round` from its ``to_json``."""
+    if d.get("event") == "round":
+        return Round(tuple(int(c) for c in d.get("choices", ())))
+    return Event.from_json(d)
+
+
 def apply_event(pol: Any, e: Event) -> EventResult:
     """Run event ``e`` on scheduler ``pol`` (any object with ``arrive(Job)`` and ``depart(id)``)."""
     return pol.arrive(Job(e.job, e.g, e.w)) if e.arrive else pol.depart(e.job)

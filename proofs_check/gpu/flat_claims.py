@@ -45,6 +45,7 @@ class Bounds:
     max_states: int = 2_000_000  # distinct states per (claim group, N); more → inconclusive
     ties: str = "first"  # first: ties to the representative's order; all: every legal tie-break (TIES)
     every_n: bool = False  # --max-nodes all: N = min_nodes..cutoff + 1, max_nodes caps the cutoff search
+    strict: bool = False  # --strict: a declared abstraction that fails its check stops the run (policy.*)
 
     def describe(self) -> dict[str, Any]:
         nodes = {"max_nodes": ALL, "cutoff cap": self.max_nodes} if self.every_n else {"max_nodes": self.max_nodes}

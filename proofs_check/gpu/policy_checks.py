@@ -1,39 +1,34 @@
 """The pieces of the ``policy.*`` claims that touch a scheduler: which one (a registered name, a
-``package.module:factory``, or a callable), the protocol check, the refusal-aware state model, and
-the tests of each claim on one step (``proofs_check.gpu.policy_claims`` has the catalogue, the runs,
-the records and the replay). The job accounting of ``policy.valid`` and the ``measure.sif`` report
-serve the hierarchical claims of ``proofs_check.gpu.hier_policy`` too.
+``package.module:factory``, or a callable), the protocol check, and the tests of each claim on one
+step (``proofs_check.gpu.live_model`` is the state model: the state is the scheduler object;
+``proofs_check.gpu.policy_claims`` has the catalogue, the runs, the records and the replay). The job
+accounting of ``policy.valid`` and the ``measure.sif`` report serve the hierarchical claims of
+``proofs_check.gpu.hier_policy`` too.
 
-**Refusals are transitions here.** The core's search skips refused actions, but two of these
-claims are about refusals, so :class:`PolicyCheckModel` reports a refused arrival as an applied
-self-loop whose ``detail`` says it was refused (the state stays the previous one; a refusal that
-changed the policy's state carries that state for ``policy.valid``). A self-loop never reaches a
-new state, so the explored space and every shortest trace are those of the plain model, and the
-exploration table's "refused" column reads 0 (refusals are counted among the generated steps).
+A refused arrival is an applied step whose ``detail`` says it was refused (``live_model.Detail``),
+so the exploration table's "refused" column reads 0 (refusals are counted among the generated steps).
 """
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Callable, Hashable, NamedTuple
+from typing import Any, Callable, NamedTuple
 
-from heuristics.gpu.abs_space import AbsView, view_placement
 from heuristics.gpu.cluster import G_DEFAULT, Placement, placement_violations
 from heuristics.gpu.policy import Migration, Policy
-from heuristics.gpu.policy import Outcome as PolicyOutcome
 from heuristics.gpu.registry import load_factory, make_policy, policy_migrates, policy_names, protocol_gaps
-from heuristics.gpu.ties import Chooser
 from oracle.gpu.phi_star import min_nodes
 from oracle.result import Status
-from proofs_check.core.model import Expect, Numbers, On, Outcome, Property, Step, Undecided
+from proofs_check.core.model import Expect, Numbers, On, Property, Step, Undecided
 from proofs_check.core.search import Finding
 from proofs_check.core.trace import Record
 from proofs_check.core.verdict import ClaimResult, Verdict
-from proofs_check.gpu.events import Event, FlatState, apply_event, is_arrival, running_jobs, used_per_node
+from proofs_check.gpu.events import Event, FlatState, is_arrival, running_jobs, used_per_node
 from proofs_check.gpu.facts import Facts, sif_numbers
 from proofs_check.gpu.flat_claims import ALL_G
-from proofs_check.gpu.policy_model import PolicyModel, flat_key
+from proofs_check.gpu.live import placed
+from proofs_check.gpu.live_model import Detail
 from proofs_check.gpu.trace_view import render
 
 HIER_HINT = ("hier-compass is hierarchical (its state is a HierView, NVLink domains of panels): the policy.* "
@@ -91,14 +86,14 @@ def checked_policy(factory: Callable[[int], Policy], label: str, n: int = 1) -> 
         raise PolicyError(f"policy {label!r} ({type(pol).__name__}) does not implement the scheduler protocol "
                           f"(heuristics.gpu.policy.Policy): missing {', '.join(gaps)}")
     try:
-        key = pol.state_key()
+        p = pol.placement()
     except Exception as e:
-        raise PolicyError(f"policy {label!r}: state_key() raised {type(e).__name__}: {e}") from None
-    if not isinstance(key, (Placement, AbsView)):
-        raise PolicyError(f"policy {label!r}: state_key() returns a {type(key).__name__}; the policy.* claims need "
-                          f"a heuristics.gpu.cluster.Placement (or an AbsView)")
-    if len(key.nodes) != n:
-        raise PolicyError(f"policy {label!r}: state_key() has {len(key.nodes)} nodes on a cluster of {n}")
+        raise PolicyError(f"policy {label!r}: placement() raised {type(e).__name__}: {e}") from None
+    if not isinstance(p, Placement):
+        raise PolicyError(f"policy {label!r}: placement() returns a {type(p).__name__}; the policy.* claims need "
+                          f"a heuristics.gpu.cluster.Placement")
+    if len(p.nodes) != n:
+        raise PolicyError(f"policy {label!r}: placement() has {len(p.nodes)} nodes on a cluster of {n}")
     return pol
 
 
@@ -145,62 +140,8 @@ class PolicyTarget:
         return PolicyTarget(spec, fac, policy_migrates(spec, pol))
 
 
-# --------------------------------------------------------------------------- the model
-@dataclass(frozen=True)
-class Detail:
-    """What one event did besides the state: its migrations, or that it was refused (and, when
-    the refusal changed the policy's state anyway, that state)."""
-
-    migrations: tuple[Migration, ...] = ()
-    refused: bool = False
-    changed_to: FlatState | None = None
-
-
-class PolicyCheckModel(PolicyModel):
-    """:class:`PolicyModel` for checking arbitrary schedulers: a refusal is an applied self-loop
-    carrying :class:`Detail` (so refusals can be judged), and an exception from the scheduler is
-    an operator failure naming it (so a crash is a counterexample, not a crash of ``verify``)."""
-
-    def _result_key(self, st: Step[FlatState, Event]) -> Hashable:
-        d: Detail = st.detail
-        changed = None if d.changed_to is None else self.canon(d.changed_to)
-        return self.canon(st.state), len(d.migrations), d.refused, changed
-
-    def _run(self, s: FlatState, a: Event, ties: Chooser | None) -> Step[FlatState, Event]:
-        # ``PolicyModel.step`` / ``_every_tie`` call this: the event with ``ties`` answering the
-        # scheduler's tie points (``--ties all``, a replayed event's choices), or the default ties.
-        what = f"arrive(J{a.job}, g={a.g}, w={a.w})" if a.arrive else f"depart(J{a.job})"
-        try:
-            pol = self.proto.with_state(s)
-            if ties is not None:
-                if not hasattr(pol, "ties"):
-                    raise PolicyError(no_ties(pol))
-                pol.ties = ties
-            res = apply_event(pol, a)
-        except PolicyError:
-            raise
-        except Exception as e:
-            return Step(s, a, Outcome.FAILED, s, Detail(), f"{what} raised {type(e).__name__}: {e}")
-        if res.outcome is PolicyOutcome.FAILED:
-            return Step(s, a, Outcome.FAILED, s, Detail(), res.reason or f"{what}: operator failure")
-        try:
-            after = flat_key(pol.state_key())
-        except Exception as e:
-            return Step(s, a, Outcome.FAILED, s, Detail(), f"state_key() after {what} raised {type(e).__name__}: {e}")
-        if res.outcome is PolicyOutcome.REFUSED:
-            changed = None if self.representative(after) == s else after
-            return Step(s, a, Outcome.APPLIED, s, Detail(refused=True, changed_to=changed), res.reason)
-        return Step(s, a, Outcome.APPLIED, after, Detail(tuple(res.migrations)), res.reason)
-
-    def representative(self, s: FlatState) -> FlatState:
-        try:
-            return self.canon(s)
-        except Exception:  # a malformed state (policy.valid reports it) is its own representative
-            return s
-
-
 def no_ties(pol: Policy) -> str:
-    return (f"--ties all: policy {pol.name!r} ({type(pol).__name__}) exposes no tie points: it has no `ties` "
+    return (f"--ties all: policy {getattr(pol, 'name', type(pol).__name__)!r} ({type(pol).__name__}) exposes no tie points: it has no `ties` "
             f"attribute (a heuristics.gpu.ties.Chooser it asks at each tie; docs/policies.md)")
 
 
@@ -211,20 +152,15 @@ def require_ties(target: PolicyTarget) -> None:
         raise PolicyError(no_ties(pol))
 
 
-def detail(st: Step[FlatState, Event]) -> Detail:
+def detail(st: Step[Any, Any]) -> Detail:
     return st.detail if isinstance(st.detail, Detail) else Detail(tuple(st.detail or ()))
 
 
-def pfacts(st: Step[FlatState, Event]) -> Facts:
+def pfacts(st: Step[Any, Any]) -> Facts:
     f = st.memo.get("pfacts")
     if f is None:
-        f = st.memo["pfacts"] = Facts(st.state, st.action, detail(st).migrations)
+        f = st.memo["pfacts"] = Facts(placed(st.state), st.action, detail(st).migrations)
     return f
-
-
-def as_placement(key: FlatState) -> Placement:
-    """The plain placement of a flat state (an AbsView's pools, anchors and fillers as instances)."""
-    return key if isinstance(key, Placement) else view_placement(key)
 
 
 @lru_cache(maxsize=1 << 16)
@@ -253,57 +189,69 @@ def shape_problems(before: Counter[tuple[int, int]], after: Counter[tuple[int, i
 
 # --------------------------------------------------------------------------- the tests
 class Valid:
-    """policy.valid on one transition."""
+    """policy.valid on one transition: the placement against the jobs the environment knows are
+    running (every instance of each placed exactly once, nothing else, no node above capacity)."""
 
-    def __call__(self, st: Step[FlatState, Event]) -> Numbers | None:
+    def __call__(self, st: Step[Any, Any]) -> Numbers | None:
         d = detail(st)
-        if d.refused:
-            if d.changed_to is None:
-                return None
-            return {"problem": f"the refused event {st.action} changed the scheduler's state",
-                    "state after the refusal": render(d.changed_to).splitlines()}
-        if st.prev is None or st.action is None:
+        if d.refused and d.changed_to is not None:
+            return {"problem": f"the refused event {st.action} changed the scheduler's placement",
+                    "placement after the refusal": render(d.changed_to).splitlines()}
+        if st.prev is None or st.action is None or d.refused:
             return None
-        problems = list(placement_violations(as_placement(st.state)))
-        if len(st.state.nodes) != len(st.prev.nodes):
-            problems.append(f"the state has {len(st.state.nodes)} nodes, the cluster {len(st.prev.nodes)}")
-        problems += shape_problems(_shapes(st.prev), _shapes(st.state), st.action)
+        state, prev = placed(st.state), placed(st.prev)
+        jobs = getattr(st.state, "jobs", None)
+        problems = list(placement_violations(state, jobs))
+        if len(state.nodes) != len(prev.nodes):
+            problems.append(f"the placement has {len(state.nodes)} nodes, the cluster {len(prev.nodes)}")
+        if jobs is None:
+            problems += shape_problems(_shapes(prev), _shapes(state), st.action)
         if not problems:
             return None
-        return {"problems": problems, **sif_numbers(Facts(st.state))}
+        try:
+            figures = sif_numbers(Facts(state))
+        except (RuntimeError, Undecided):  # an overfull placement has no Φ★
+            figures = {}
+        return {"problems": problems, **figures}
 
 
 def never(st: Step[Any, Event]) -> Numbers | None:
     return None  # policy.no-stuck is decided by operator failures only
 
 
+def admissible(key: Placement, g: int, w: int, migrating: bool) -> str | None:
+    """Why a job of ``w`` instances of ``g`` GPUs can be admitted on ``key`` (None: it cannot,
+    exactly). Without migrations: Σ_n ⌊free_n / g⌋ ≥ w (identical items); with them: a packing of
+    every running instance plus the new ones into the N nodes exists (the Φ★ oracle's
+    ``min_nodes``; Undecided when its solve hits a limit)."""
+    cap = key.capacity
+    room = sum((cap - u) // g for u in used_per_node(key) if u <= cap)
+    if room >= w:
+        return f"{w} instances of {g} GPUs fit the free GPUs as they are (room for {room})"
+    if not migrating:
+        return None
+    counts = list(Facts(key).counts)
+    counts[g - 1] += w
+    cert = min_nodes(tuple(counts), len(key.nodes), cap)
+    if cert.status is Status.INFEASIBLE:
+        return None
+    if not cert.is_optimal:
+        raise Undecided(f"min-nodes solve for counts {counts}, N={len(key.nodes)} hit its limit")
+    return f"a repacking of all {sum(counts)} instances (counts {counts}) uses {cert.objective} of {len(key.nodes)} nodes"
+
+
 class Admission:
-    """A refused arrival that could have been admitted (exact)."""
+    """A refused arrival that could have been admitted (exact: :func:`admissible`)."""
 
     def __init__(self, migrating: bool) -> None:
         self.migrating = migrating
 
-    def __call__(self, st: Step[FlatState, Event]) -> Numbers | None:
+    def __call__(self, st: Step[Any, Any]) -> Numbers | None:
         a = st.action
         if a is None or not a.arrive or not detail(st).refused:
             return None
-        key = st.state
-        cap = key.capacity
-        room = sum((cap - u) // a.g for u in used_per_node(key) if u <= cap)
-        out: Numbers = {"refused": str(a), "reason": st.reason, "room for instances in the free GPUs": room}
-        if room >= a.w:
-            return {**out, "why it fits": f"{a.w} instances of {a.g} GPUs fit the free GPUs as they are"}
-        if not self.migrating:
-            return None
-        counts = list(Facts(key).counts)
-        counts[a.g - 1] += a.w
-        cert = min_nodes(tuple(counts), len(key.nodes), cap)
-        if cert.status is Status.INFEASIBLE:
-            return None
-        if not cert.is_optimal:
-            raise Undecided(f"min-nodes solve for counts {counts}, N={len(key.nodes)} hit its limit")
-        return {**out, "why it fits": f"a repacking of all {sum(counts)} instances uses {cert.objective} of "
-                                      f"{len(key.nodes)} nodes", "counts with the job": counts}
+        why = admissible(placed(st.state), a.g, a.w, self.migrating)
+        return None if why is None else {"refused": str(a), "reason": st.reason, "why it fits": why}
 
 
 class SifBound:
@@ -342,7 +290,7 @@ class Migrations:
             return None
         return {"migrations": len(moved), "bound": self.limit, "event": str(st.action),
                 "moves": [f"J{m.job}(g={m.g}) node {m.src} → {m.dst} ({m.kind})" for m in moved],
-                **sif_numbers(Facts(st.state))}
+                **sif_numbers(Facts(placed(st.state)))}
 
 
 def phi_pi_score(st: Step[FlatState, Event]) -> float:
@@ -353,7 +301,7 @@ def moved_score(st: Step[FlatState, Event]) -> float:
     return len(detail(st).migrations)
 
 
-Test = Callable[[Step[Any, Event]], Numbers | None]
+Test = Callable[[Step[Any, Any]], Numbers | None]
 
 
 class ClaimTests(NamedTuple):
@@ -365,11 +313,11 @@ class ClaimTests(NamedTuple):
     sif_bound: Callable[[int], Test]
     migrations: Callable[[int], Test]
     gap_at_least: Callable[[int], Test]
-    score: Callable[[Step[Any, Event]], float]  # what sampling maximises: Φπ
-    moved: Callable[[Step[Any, Event]], float]  # migrations of the step
+    score: Callable[[Step[Any, Any]], float]  # what sampling maximises: Φπ
+    moved: Callable[[Step[Any, Any]], float]  # migrations of the step
 
 
-def claim_property(cid: str, params: PolicyParams, tests: ClaimTests, measure_id: str) -> Property[Any, Event]:
+def claim_property(cid: str, params: PolicyParams, tests: ClaimTests, measure_id: str) -> Property[Any, Any]:
     """The search property of claim ``cid`` (or ``measure_id≥j``: the gap reaches j) under ``params``."""
     if cid == "policy.valid":
         return Property(cid, Expect.ALWAYS, tests.valid(), On.TRANSITION, score=tests.score)
@@ -400,8 +348,8 @@ class SizeAxis(NamedTuple):
 
 
 def measured(measure_id: str, axis: SizeAxis, stats: dict[str, Any], per: dict[str, Any],
-             best: tuple[int, Finding[Any, Event]] | None, complete: bool, row: dict[str, Any],
-             record: Callable[[Finding[Any, Event], int], Record]) -> ClaimResult:
+             best: tuple[int, Finding[Any, Any]] | None, complete: bool, row: dict[str, Any],
+             record: Callable[[Finding[Any, Any], int], Record]) -> ClaimResult:
     """The ``measure.sif`` result (issue 14) from what its explorations found: ``per`` size the
     largest Φπ − Φ★ ("≥ j" where a limit was hit), the ``best`` gap with its shortest witness
     (``record(finding, gap)``); a lower bound only (inconclusive) unless ``complete``."""

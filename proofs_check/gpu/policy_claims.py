@@ -40,6 +40,7 @@ Records (``--json``) carry ``policy`` (a registered name or ``package.module:fac
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import replace
 from typing import Any, Callable, Iterable, Sequence
 
@@ -54,8 +55,10 @@ from proofs_check.core.search import Exploration, Finding, Limits, Progress, exp
 from proofs_check.core.trace import Record, trace_record
 from proofs_check.core.verdict import ClaimResult, Explained, Verdict, explored_verdict, size_row
 from proofs_check.gpu.cutoff import Cutoff, EveryN, every_n_measure, every_n_result, find_cutoff, phi_star_stable
-from proofs_check.gpu.events import Event, FlatState
+from proofs_check.gpu.abstraction import Checked, checked
+from proofs_check.gpu.events import Action, Event
 from proofs_check.gpu.facts import Facts, sif_numbers
+from proofs_check.gpu.live import Live
 from proofs_check.gpu.flat_claims import SAMPLE_MAX_W, Bounds
 from proofs_check.gpu import hier_policy
 from proofs_check.gpu.policy_checks import (
@@ -66,7 +69,6 @@ from proofs_check.gpu.policy_checks import (
     Detail,
     GapAtLeast,
     Migrations,
-    PolicyCheckModel,
     PolicyError,
     PolicyParams,
     PolicyTarget,
@@ -83,10 +85,11 @@ from proofs_check.gpu.policy_checks import (
     require_ties,
     spec_label,
 )
-from proofs_check.gpu.policy_model import EventBounds, flat_key
-from proofs_check.gpu.trace_view import render, shown_trace
+from proofs_check.gpu.live_model import LiveModel
+from proofs_check.gpu.policy_model import EventBounds
+from proofs_check.gpu.trace_view import render
 
-__all__ = ["CLAIM_IDS", "DOCS", "HIER_HINT", "MEASURE_SIF", "CallableFactory", "Detail", "PolicyCheckModel",
+__all__ = ["CLAIM_IDS", "DOCS", "HIER_HINT", "MEASURE_SIF", "CallableFactory", "Detail", "LiveModel",
            "PolicyError", "PolicyParams", "PolicyTarget", "SpecFactory", "checked_policy", "measure_sif", "owns",
            "replay_record", "run_policy_claims", "sample_policy", "spec_label"]
 
@@ -130,7 +133,7 @@ def owns(claim_id: str) -> bool:
 FLAT_TESTS = ClaimTests(Valid, Admission, SifBound, Migrations, GapAtLeast, phi_pi_score, moved_score)
 
 
-def prop_of(cid: str, params: PolicyParams) -> Property[FlatState, Event]:
+def prop_of(cid: str, params: PolicyParams) -> Property[Live, Action]:
     """The search property of claim ``cid`` under ``params``."""
     return claim_property(cid, params, FLAT_TESTS, MEASURE_SIF)
 
@@ -144,15 +147,45 @@ def _property_text(cid: str, params: PolicyParams) -> str:
 
 # --------------------------------------------------------------------------- running
 def _models(target: PolicyTarget, bounds: Bounds, params: PolicyParams,
-            sizes: Iterable[int] | None = None) -> Iterable[PolicyCheckModel]:
-    """One model per N; with ``--ties all`` each event under every legal choice at the scheduler's
-    tie points (PolicyError when it exposes none)."""
+            sizes: Iterable[int] | None = None) -> Iterable[LiveModel]:
+    """One model per N, its states merged by what the scheduler's declared abstractions earned
+    on this run (``gpu.abstraction``); with ``--ties all`` each event under every legal choice at
+    the scheduler's tie points (PolicyError when it exposes none)."""
     all_ties = bounds.ties == "all"
     if all_ties:
         require_ties(target)
     events = EventBounds(params.demands, bounds.max_jobs, bounds.max_w, all_ties)
     ns = sizes if sizes is not None else range(bounds.min_nodes, bounds.max_nodes + 1)
-    return (PolicyCheckModel(target.factory, n, events) for n in ns)
+    for n in ns:
+        model = LiveModel(target.factory, n, events)
+        yield model.with_trust(abstractions(target, model, bounds).trust)
+
+
+def abstractions(target: PolicyTarget, model: LiveModel, bounds: Bounds) -> Checked:
+    """The checked abstractions of ``target`` on ``model``'s size (once per run and size); a
+    refusal is printed (one line) and, with ``bounds.strict``, a PolicyError."""
+    memo_key = (target.name, model.size, model.events, bounds.depth)
+    found = _CHECKED.get(memo_key)
+    if found is None:
+        found = _CHECKED[memo_key] = checked(model, bounds.depth)
+        for line in found.refused:
+            print(f"verify: {target.name} on N={model.size}: {line}", file=sys.stderr)
+    if found.refused and bounds.strict:
+        raise PolicyError(f"{target.name} on N={model.size}: {found.refused[0]} (--strict)")
+    return found
+
+
+_CHECKED: dict[tuple[Any, ...], Checked] = {}
+
+
+def abstraction_report(target: PolicyTarget, bounds: Bounds, sizes: Iterable[int]) -> dict[str, Any]:
+    """Per N, what was declared, trusted and refused (for the report)."""
+    out = {}
+    for n in sizes:
+        for key, c in _CHECKED.items():
+            if key[0] == target.name and key[1] == n and key[3] == bounds.depth:
+                out[f"N={n}"] = c.describe()
+    return out
 
 
 def _cutoff(target: PolicyTarget, bounds: Bounds, params: PolicyParams, deadline: float | None,
@@ -200,12 +233,13 @@ def run_policy_claims(ids: Sequence[str], target: PolicyTarget, bounds: Bounds, 
     return results
 
 
-def _result(cid: str, prop: Property[FlatState, Event], exp: Exploration[FlatState, Event], target: PolicyTarget,
+def _result(cid: str, prop: Property[Live, Action], exp: Exploration[Live, Action], target: PolicyTarget,
             bounds: Bounds, params: PolicyParams, label: str) -> ClaimResult:
     out = exp.outcomes[prop.name]
     b = {**_bounds_row(target, bounds, params), "checked": _property_text(cid, params) or DOCS[cid].property}
     stats: dict[str, Any] = {"exploration": label, "sizes": [size_row(s) for s in exp.sizes],
-                             "premise met": out.premise_met}
+                             "premise met": out.premise_met,
+                             "abstractions": abstraction_report(target, bounds, [s.size for s in exp.sizes])}
     verdict, msg = explored_verdict(prop, out, exp, bounds.min_nodes, _says(bounds))
     if out.finding is None:
         return ClaimResult(cid, verdict, msg, b, stats)
@@ -219,7 +253,7 @@ def measure_sif(target: PolicyTarget, bounds: Bounds, params: PolicyParams, engi
                 deadline: float | None = None, progress: Progress | None = None) -> ClaimResult:
     """The largest Φπ − Φ★ per N within the bounds (REACHABLE probes Φπ − Φ★ ≥ j, j = 1..N)."""
     per_n: dict[str, Any] = {}
-    best: tuple[int, Finding[FlatState, Event]] | None = None
+    best: tuple[int, Finding[Live, Action]] | None = None
     sizes = []
     complete = True
     cut, sizes_to = _cutoff(target, bounds, params, deadline, progress, f"{target.name} measure sif")
@@ -248,36 +282,36 @@ def measure_sif(target: PolicyTarget, bounds: Bounds, params: PolicyParams, engi
 
 
 # --------------------------------------------------------------------------- records, sampling, replay
-def _shown(factory: Callable[[int], Policy], n: int, f: Finding[FlatState, Event]) -> list[dict[str, Any]]:
-    """The trace for people (stable names); falls back to the search's own labels when the
-    scheduler raises while being re-run."""
-    try:
-        return shown_trace(factory, n, f.actions)
-    except Exception:
-        head: list[dict[str, Any]] = []
-        try:
-            head = shown_trace(factory, n, f.actions[:-1])
-        except Exception:
-            pass
-        last = f.states[-1] if f.states else flat_key(factory(n).state_key())
-        return head + [{"event": str(f.actions[-1]), "state": render(last).splitlines(),
-                        "figures": {k: v for k, v in sif_numbers(Facts(last)).items() if k != "counts"},
-                        "failure": f.failure or "the scheduler raised"}]
+def live_shown(model: LiveModel, f: Finding[Live, Action]) -> list[dict[str, Any]]:
+    """The trace for people: the real run, with the scheduler's own node numbers and job ids, and
+    Φπ, Φ★, SIF after each event (the last event's failure, if it failed)."""
+    rows = []
+    prev = model.init_states()[0]
+    for i, (a, s) in enumerate(zip(f.actions, f.states)):
+        failure = f.failure if i == len(f.actions) - 1 else ""
+        st = model.step(prev, a) if not failure else None
+        if st is not None and detail(st).refused:
+            failure = st.reason or "refused"
+        figures = {k: v for k, v in sif_numbers(Facts(s.placement)).items() if k != "counts"}
+        rows.append({"event": str(a), "state": render(s.placement).splitlines(), "figures": figures,
+                     "failure": failure})
+        prev = s
+    return rows
 
 
-def policy_record(cid: str, f: Finding[FlatState, Event], target: PolicyTarget, params: PolicyParams,
+def policy_record(cid: str, f: Finding[Live, Action], target: PolicyTarget, params: PolicyParams,
                   **extra: Any) -> Record:
-    model = PolicyCheckModel(target.factory, f.size, EventBounds(params.demands, 0, 0))
-    return trace_record(cid, "policy", model, f, _shown(target.factory, f.size, f), variant=target.name,
+    model = LiveModel(target.factory, f.size, EventBounds(params.demands, 0, 0))
+    return trace_record(cid, "policy", model, f, live_shown(model, f), variant=target.name,
                         policy=target.name, params=params.to_json(), capacity=model.capacity,
                         wcc_trajectory=False, **extra)
 
 
-def _without_refusals(f: Finding[FlatState, Event], model: PolicyCheckModel) -> Finding[FlatState, Event]:
-    """A sampled finding without the refused arrivals before its last event (they changed
-    nothing), so its shown trace is not cut at the first refusal."""
+def _without_refusals(f: Finding[Live, Action], model: LiveModel) -> Finding[Live, Action]:
+    """A sampled finding without the refused arrivals before its last event that changed nothing
+    (the same state after them), so its shown trace is not cut at the first refusal."""
     keep_a, keep_s = [], []
-    state = model.representative(model.init_states()[0])
+    state = model.init_states()[0]
     for i, (a, s) in enumerate(zip(f.actions, f.states)):
         last = i == len(f.actions) - 1
         if not last and s == state and a.arrive and detail(model.step(state, a)).refused:
@@ -294,11 +328,11 @@ def sample_policy(cid: str, target: PolicyTarget, params: PolicyParams, runs: in
     drawn option at every tie point too)."""
     events = EventBounds(params.demands, MAX_ACTIONS, SAMPLE_MAX_W)
     prop = prop_of(cid, params)
-    found, count = sample(lambda n: PolicyCheckModel(target.factory, n, events), range(1, max_nodes + 1), prop,
+    found, count = sample(lambda n: LiveModel(target.factory, n, events), range(1, max_nodes + 1), prop,
                           runs, seed_value, ties=ties)
     if found is None:
         return None, count
-    found = _without_refusals(found, PolicyCheckModel(target.factory, found.size, events))
+    found = _without_refusals(found, LiveModel(target.factory, found.size, events))
     return policy_record(cid, found, target, params, sampled=True), count
 
 
@@ -338,12 +372,14 @@ def replay_record(rec: Record, target: PolicyTarget | None = None) -> tuple[Clai
     params = PolicyParams.from_json(rec.get("params") or {})
     n = int(rec["n_nodes"])
     prop = prop_of(f"{MEASURE_SIF}≥{int(rec.get('gap', 1))}" if cid == MEASURE_SIF else cid, params)
-    model = PolicyCheckModel(target.factory, n, EventBounds(params.demands, 0, 0))
+    model = LiveModel(target.factory, n, EventBounds(params.demands, 0, 0))
     events = [model.action_from_json(e) for e in rec["events"]]
     steps = replay_steps(model, events)
     differs = set(departures(model, steps, rec["states"]))
     lines = [f"replay {cid} on N={n}, policy {target.name}: {len(events)} events"]
-    for k, row in enumerate(_shown(target.factory, n, Finding(n, events, [s.state for s in steps], {}))):
+    shown = live_shown(model, Finding(n, events[:len(steps)], [s.state for s in steps], {},
+                                      steps[-1].reason if steps and not steps[-1].applied else ""))
+    for k, row in enumerate(shown):
         lines.append(f"{k + 1}. {row['event']}" + (f"  -> NOT APPLIED: {row['failure']}" if row["failure"] else ""))
         lines.extend("     " + r for r in row["state"])
         lines.append("     " + ", ".join(f"{k2}={v}" for k2, v in row["figures"].items()))

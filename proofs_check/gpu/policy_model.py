@@ -26,7 +26,7 @@ from typing import Any, Callable, Hashable, Iterator, Sequence
 from heuristics.gpu.abs_space import AbsView
 from heuristics.gpu.cluster import Placement
 from heuristics.gpu.policy import Outcome as PolicyOutcome
-from heuristics.gpu.policy import EventResult, Policy, StateKey
+from heuristics.gpu.policy import EventResult, StateKey, ViewPolicy
 from oracle.gpu.paper_phi import wcc_holds
 from heuristics.gpu.ties import Chooser, Script
 from proofs_check.core.model import Outcome, Step
@@ -38,7 +38,7 @@ from proofs_check.gpu.events import Event, FlatState, apply_event, counts_of_sta
 
 OUTCOMES = {PolicyOutcome.APPLIED: Outcome.APPLIED, PolicyOutcome.REFUSED: Outcome.REFUSED,
             PolicyOutcome.FAILED: Outcome.FAILED}
-PolicyFactory = Callable[[int], Policy]
+PolicyFactory = Callable[[int], ViewPolicy]
 
 
 @dataclass(frozen=True)

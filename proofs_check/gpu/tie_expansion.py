@@ -11,21 +11,21 @@ keeps one step per distinct result; the kept steps' events carry the choices tak
 """
 from __future__ import annotations
 
-from typing import Callable, Generic, Hashable, Iterable
+from typing import Any, Callable, Generic, Hashable, Iterable
 
 from heuristics.gpu.ties import Drawn, Script, every_script
 from proofs_check.core.model import Outcome, S, Step
 from proofs_check.gpu.events import Event
 
-Run = Callable[[Event, Script], Step[S, Event]]
+Run = Callable[[Any, Script], Step[S, Any]]  # an Event, or another action with ``choices``
 
 
-def every_tie(events: Iterable[Event], run: Run[S],
-              result_key: Callable[[Step[S, Event]], Hashable]) -> dict[Event, Step[S, Event]]:
+def every_tie(events: Iterable[Any], run: Run[S],
+              result_key: Callable[[Step[S, Any]], Hashable]) -> dict[Any, Step[S, Any]]:
     """Each event once per distinct result over all its choice sequences: ``result_key`` of an
     applied step (the successor and whatever a transition claim reads of it), else the outcome
     (refused / failed). The steps by their choice-carrying events, in the order found."""
-    ready: dict[Event, Step[S, Event]] = {}
+    ready: dict[Any, Step[S, Any]] = {}
     for ev in events:
         results: set[Hashable] = set()
         for made, st in every_script(lambda script: run(ev, script)):
@@ -39,7 +39,7 @@ def every_tie(events: Iterable[Event], run: Run[S],
     return ready
 
 
-def drawn_step(run: Run[S], a: Event, draw: Callable[[int], int]) -> Step[S, Event]:
+def drawn_step(run: Run[S], a: Any, draw: Callable[[int], int]) -> Step[S, Any]:
     """``a`` with every tie point answered by ``draw(k)`` (an option index below k); the step's
     action carries the options drawn, so a trace of such steps replays."""
     chooser = Drawn(draw)
@@ -54,10 +54,10 @@ class ReadySteps(Generic[S]):
 
     def __init__(self) -> None:
         self.state: S | None = None
-        self.steps: dict[Event, Step[S, Event]] = {}
+        self.steps: dict[Any, Step[S, Any]] = {}
 
-    def keep(self, s: S, steps: dict[Event, Step[S, Event]]) -> None:
+    def keep(self, s: S, steps: dict[Any, Step[S, Any]]) -> None:
         self.state, self.steps = s, steps
 
-    def take(self, s: S, a: Event) -> Step[S, Event] | None:
+    def take(self, s: S, a: Any) -> Step[S, Any] | None:
         return self.steps.pop(a, None) if s is self.state else None

@@ -109,14 +109,22 @@ def picture(rec: Record) -> Picture | Skipped:
 
 # --------------------------------------------------------------------------- flat traces
 def _flat_factory(rec: Record) -> tuple[PolicyFactory, str]:
-    if policy_claims.owns(rec["claim"]):
-        target = policy_claims.target_of_record(rec)
-        return target.factory, f"policy {target.name}"
     return compass_factory(rec.get("variant", "literal")), f"COMPASS {rec.get('variant', 'literal')}"
+
+
+def _live_picture(rec: Record) -> Picture:
+    """A policy.* trace: the real run as recorded (the scheduler's own node numbers and job ids)."""
+    n = int(rec["n_nodes"])
+    nodes = tuple(range(n))
+    rows = tuple(_flat_row(row["event"], state_from_json(st), nodes, None, row.get("failure", ""))
+                 for row, st in zip(rec["shown"], rec["states"]))
+    return Picture(_title(rec, f"policy {rec.get('policy')}, N={n}"), rows, "job")
 
 
 def _flat_picture(rec: Record) -> Picture:
     n = int(rec["n_nodes"])
+    if policy_claims.owns(rec["claim"]):
+        return _live_picture(rec)
     factory, who = _flat_factory(rec)
     events = [Event.from_json(e) for e in rec["events"]]
     try:

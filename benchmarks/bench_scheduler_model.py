@@ -1,0 +1,84 @@
+"""The scheduler model (issue 22) against the explorer before it, side by side in one run.
+
+    python benchmarks/bench_scheduler_model.py [--ref 1b303a9] [--cases thm1n6,ff,sym]
+
+The reference is built from the git history into a temporary directory (``git archive``) and run
+there; both trees run ``python -m proofs_check.cli.verify`` as child processes, one after the other,
+on the same bounds, with ``examples/`` on the path:
+
+* ``thm1n6`` — ``verify --theorem 1 --max-nodes 6``: COMPASS's paper claims (the search checks the
+  pseudocode on canonical states, unchanged): the wall-time ratio, and "same" = identical rows;
+* ``ff`` — ``verify --policy first-fit --claim policy.valid --max-nodes 3 --depth 5``: a
+  placement-only scheduler without declared symmetry. The reference explored it from canonical
+  representatives (another scheduler: an index rule renumbered), this tree explores the real object
+  and has more states (the true ones); the figure is distinct states per second, this tree / the
+  reference (goal ≥ 0.5);
+* ``sym`` — the same bounds for ``symmetric_best_fit:SymmetricBestFit`` (examples/), which declares
+  symmetry: the reference rebuilt it from canonical states, this tree checks the declaration and
+  merges real successors by canonical form. Both must reach the same distinct states; the figure is
+  the wall-time ratio (goal ≈ 1).
+
+Printed per case: wall times, distinct states, distinct states per second, the ratios, whether the
+rows agree. Wall times on a shared machine are noisy: compare ratios from one run.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from bench_explorer import Run, run
+
+ROOT = Path(__file__).resolve().parent.parent
+POLICY_BOUNDS = ["--claim", "policy.valid", "--max-nodes", "3", "--depth", "5"]
+CASES = {
+    "thm1n6": ["--theorem", "1", "--max-nodes", "6"],
+    "ff": ["--policy", "first-fit", *POLICY_BOUNDS],
+    "sym": ["--policy", "symmetric_best_fit:SymmetricBestFit", *POLICY_BOUNDS],
+}
+
+
+def _run(tree: Path, args: list[str]) -> Run:
+    """``verify ARGS`` of ``tree`` with ``examples/`` importable (first on the path: the tree, which
+    ``bench_explorer.run`` also puts on PYTHONPATH)."""
+    boot = (f"import sys; sys.path[:0] = [{str(tree)!r}, {str(ROOT / 'examples')!r}]; "
+            "from proofs_check.cli.verify import main; sys.exit(main())")
+    return run([sys.executable, "-c", boot, *args, "--quiet"], tree)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--ref", default="1b303a9", help="the reference commit (default 1b303a9: before the scheduler model)")
+    ap.add_argument("--cases", default=",".join(CASES), help=f"comma-separated, from {', '.join(CASES)}")
+    a = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="bench_scheduler_model_"))
+    ref = tmp / "ref"
+    ref.mkdir()
+    archive = subprocess.run(["git", "archive", "--format=tar", a.ref], cwd=ROOT, check=True, capture_output=True)
+    subprocess.run(["tar", "-x", "-C", str(ref)], input=archive.stdout, check=True)
+    print(f"reference: {a.ref} (git archive in {ref}); this tree: {ROOT}; {os.cpu_count()} CPUs")
+    print(f"{'case':<7} {'ref s':>7} {'new s':>7} {'wall ratio':>10} {'ref distinct':>12} {'new distinct':>12} "
+          f"{'ref st/s':>9} {'new st/s':>9} {'st/s ratio':>10} same")
+    try:
+        for case in a.cases.split(","):
+            old, new = _run(ref, CASES[case]), _run(ROOT, CASES[case])
+            same = (old.rows, old.verdicts, old.rc) == (new.rows, new.verdicts, new.rc) and bool(new.rows)
+            r_rate, n_rate = old.distinct / old.wall, new.distinct / new.wall
+            print(f"{case:<7} {old.wall:>7.1f} {new.wall:>7.1f} {old.wall / new.wall:>9.2f}x {old.distinct:>12,} "
+                  f"{new.distinct:>12,} {r_rate:>9,.0f} {n_rate:>9,.0f} {n_rate / r_rate:>9.2f}x "
+                  f"{'yes' if same else 'no'}", flush=True)
+            if not same:
+                print(f"   reference rows {old.rows} verdicts {old.verdicts} exit {old.rc}")
+                print(f"   this tree rows {new.rows} verdicts {new.verdicts} exit {new.rc}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print("wall ratio = reference wall / this tree's; st/s ratio = this tree's distinct states per second / the "
+          "reference's")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,180 @@
+"""Any flat GPU scheduler as a state model whose state is the scheduler object (issue 22).
+
+A state is a :class:`~proofs_check.gpu.live.Live`: the user's object with everything it keeps,
+plus the environment's running jobs. A state is expanded by reviving a fresh copy of it and
+running one action on that copy, so every successor, every shortest counterexample and every
+replay is a real run of the real object, with the real job ids and node numbers. Which states are
+merged is decided by :class:`Trust` (``proofs_check.gpu.abstraction``): by default the whole
+object; a declared view or symmetry only once it passed its check on this run.
+
+Actions: an arrival of (g, w) for every g of the event family, 1 ≤ w ≤ max_w and w·g ≤ free GPUs
+while fewer than max_jobs jobs run (the job id is the smallest one not running), the departure of
+every running job, and for a scheduler with ``next_round()`` the start of its next round
+(:class:`~proofs_check.gpu.events.Round`: an environment input like a clock, so FFT and DRR are
+checked as themselves). With ``EventBounds.all_ties`` each event comes once per distinct result
+of the scheduler's tie points.
+
+**Refusals are transitions here.** Two ``policy.*`` claims are about refusals, so a refused
+arrival is an applied step whose :class:`Detail` says it was refused; its state is the scheduler
+after the refusal (the same state, unless the refusal changed something the scheduler keeps), so
+the explored space is that of the plain model and a refusal can be judged. Any exception from the
+scheduler (``SystemExit`` included) or a result that is not an ``EventResult`` is an operator
+failure naming it: a counterexample of ``policy.no-stuck``, never a crash of the checker.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Hashable, Sequence
+
+from heuristics.gpu.cluster import Job, Placement
+from heuristics.gpu.policy import EventResult, Migration
+from heuristics.gpu.policy import Outcome as PolicyOutcome
+from heuristics.gpu.ties import Chooser, Script
+from proofs_check.core.model import Outcome, Step
+from proofs_check.gpu.abstraction import NONE, Trust, key_of
+from proofs_check.gpu.events import Action, Round, action_from_json, job_events, state_to_json
+from proofs_check.gpu.live import Live, snapshot
+from proofs_check.gpu.policy_model import EventBounds, answering
+from proofs_check.gpu.tie_expansion import ReadySteps, drawn_step, every_tie
+
+LiveStep = Step[Live, Action]
+
+
+@dataclass(frozen=True)
+class Detail:
+    """What one event did besides the state: its migrations, or that it was refused (and, when
+    the refusal changed the scheduler's placement anyway, that placement)."""
+
+    migrations: tuple[Migration, ...] = ()
+    refused: bool = False
+    changed_to: Placement | None = None
+
+
+def describe(a: Action) -> str:
+    """The call an action makes, as a failure names it."""
+    if isinstance(a, Round):
+        return "next_round()"
+    return f"arrive(J{a.job}, g={a.g}, w={a.w})" if a.arrive else f"depart(J{a.job})"
+
+
+def call(obj: Any, a: Action) -> Any:
+    """Run action ``a`` on the scheduler object (what it returns, unchecked)."""
+    if isinstance(a, Round):
+        return obj.next_round()
+    return obj.arrive(Job(a.job, a.g, a.w)) if a.arrive else obj.depart(a.job)
+
+
+def jobs_after(jobs: tuple[Job, ...], a: Action, applied: bool) -> tuple[Job, ...]:
+    """The environment's running jobs after ``a`` (sorted by id)."""
+    if not applied or isinstance(a, Round):
+        return jobs
+    if a.arrive:
+        return tuple(sorted((*jobs, Job(a.job, a.g, a.w))))
+    return tuple(j for j in jobs if j.id != a.job)
+
+
+class LiveModel:
+    """StateModel[Live, Action] of the scheduler ``factory(n)`` on ``n`` nodes."""
+
+    def __init__(self, factory: Callable[[int], Any], n: int, events: EventBounds, trust: Trust = NONE) -> None:
+        self.factory, self.size, self.events, self.trust = factory, n, events, trust
+        proto = factory(n)
+        self.capacity: int = proto.capacity
+        self.rounds = callable(getattr(proto, "next_round", None))
+        self._root = self.live(proto, ())
+        self._ready: ReadySteps[Live] = ReadySteps()
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "_ready"}
+
+    def __setstate__(self, d: dict[str, Any]) -> None:
+        self.__dict__.update(d)
+        self._ready = ReadySteps()
+
+    def live(self, obj: Any, jobs: tuple[Job, ...]) -> Live:
+        """The state of ``obj`` (its tie chooser cleared: not part of the state)."""
+        if getattr(obj, "ties", None) is not None:
+            obj.ties = None
+        blob = snapshot(obj)
+        return Live(key_of(self.trust, obj, blob, jobs), blob, obj.placement(), jobs)
+
+    def with_trust(self, trust: Trust) -> "LiveModel":
+        """This model with states merged by ``trust`` instead."""
+        m = LiveModel.__new__(LiveModel)
+        m.__dict__.update(self.__dict__)
+        m.trust, m._ready = trust, ReadySteps()
+        m._root = m.live(self._root.obj(), ())
+        return m
+
+    # --------------------------------------------------------------------- the protocol
+    def init_states(self) -> Sequence[Live]:
+        return [self._root]
+
+    def actions(self, s: Live) -> Sequence[Action]:
+        e = self.events
+        # The environment's free GPUs, not the placement's: a scheduler that lost track of its
+        # GPUs must still be offered the jobs that fit (and be caught refusing them).
+        free = self.size * self.capacity - sum(j.g * j.w for j in s.jobs)
+        acts: list[Action] = list(job_events(s.running(), free, e.demands, e.max_jobs, e.max_w))
+        if self.rounds:
+            acts.append(Round())
+        if not e.all_ties:
+            return acts
+        ready = every_tie(acts, lambda ev, script: self._run(s, ev, script), self._result_key)
+        self._ready.keep(s, ready)
+        return list(ready)
+
+    def step(self, s: Live, a: Action) -> LiveStep:
+        kept = self._ready.take(s, a)
+        if kept is not None:
+            return kept
+        return self._run(s, a, Script(a.choices) if a.choices else None)
+
+    def step_drawing(self, s: Live, a: Action, draw: Callable[[int], int]) -> LiveStep:
+        """``a`` with a drawn option at every tie point (``--random K --ties all``)."""
+        return drawn_step(lambda ev, chooser: self._run(s, ev, chooser), a, draw)
+
+    def _result_key(self, st: LiveStep) -> Hashable:
+        d: Detail = st.detail
+        return st.state, len(d.migrations), d.refused, d.changed_to
+
+    def _run(self, s: Live, a: Action, ties: Chooser | None) -> LiveStep:
+        obj = s.obj()
+        what = describe(a)
+        try:
+            if ties is not None and not hasattr(obj, "ties"):
+                raise TypeError(f"{getattr(obj, 'name', type(obj).__name__)} exposes no tie points (a ``ties`` "
+                                f"chooser attribute)")
+            with answering(obj, ties):
+                res = call(obj, a)
+            if not isinstance(res, EventResult):
+                return Step(s, a, Outcome.FAILED, s, Detail(), f"{what} returned {type(res).__name__} {res!r:.60}, "
+                                                               f"not an EventResult")
+            if res.outcome is PolicyOutcome.FAILED:
+                return Step(s, a, Outcome.FAILED, s, Detail(), res.reason or f"{what}: operator failure")
+            after = self.live(obj, jobs_after(s.jobs, a, res.ok))
+        except (Exception, SystemExit) as e:  # the scheduler's own failure, never the checker's
+            return Step(s, a, Outcome.FAILED, s, Detail(), f"{what} raised {type(e).__name__}: {e}")
+        if res.outcome is PolicyOutcome.REFUSED:
+            changed = None if after.placement == s.placement else after.placement
+            return Step(s, a, Outcome.APPLIED, after, Detail(refused=True, changed_to=changed), res.reason)
+        return Step(s, a, Outcome.APPLIED, after, Detail(tuple(res.migrations)), res.reason)
+
+    def representative(self, s: Live) -> Live:
+        return s  # the key already is the class: the search keeps and expands the real object
+
+    def within(self, st: LiveStep) -> bool:
+        return True
+
+    def state_to_json(self, s: Live) -> dict[str, Any]:
+        return {**state_to_json(s.placement), "jobs": [[j.id, j.g, j.w] for j in s.jobs]}
+
+    def state_from_json(self, d: dict[str, Any]) -> Live:
+        raise ValueError("a scheduler's state is the object itself: replay its events from the empty cluster")
+
+    def action_to_json(self, a: Action) -> dict[str, Any]:
+        return a.to_json()
+
+    def action_from_json(self, d: dict[str, Any]) -> Action:
+        return action_from_json(d)
+
