@@ -37,6 +37,7 @@ from heuristics.gpu.policy import EventResult, Outcome, Policy
 from oracle.gpu.phi_star import phi_star
 from proofs_check.core.report import trace_text
 from proofs_check.core.verdict import ClaimResult, Verdict
+from proofs_check.gpu import hier_policy
 from proofs_check.gpu.flat_claims import ALL_G, Bounds
 from proofs_check.gpu.policy_checks import admissible
 from proofs_check.gpu.policy_claims import CLAIM_IDS, MEASURE_SIF, CallableFactory, PolicyParams, PolicyTarget, \
@@ -48,8 +49,13 @@ DEFAULT_CLAIMS: tuple[str, ...] = ("policy.valid", "policy.no-stuck", "policy.ad
 PolicySource = str | Callable[..., Policy]
 
 
-def _target(factory: PolicySource, capacity: int, migrating: bool | None) -> PolicyTarget:
-    if isinstance(factory, str):
+def _target(factory: PolicySource, capacity: int, migrating: bool | None,
+            options: dict[str, object] | None = None) -> PolicyTarget:
+    if factory == hier_policy.NAME:  # hierarchical: D domains of K panels (gpu.hier_policy)
+        t = hier_policy.hier_target(tuple(sorted((options or {}).items())))
+    elif options:
+        raise ValueError(f"options are taken by {hier_policy.NAME} only; build other schedulers with a factory")
+    elif isinstance(factory, str):
         t = PolicyTarget.named(factory, capacity)
     else:
         fac = CallableFactory(factory, capacity)
@@ -63,7 +69,7 @@ def check_policy(factory: PolicySource, claims: Iterable[str] = DEFAULT_CLAIMS, 
                  min_nodes: int = 1, depth: int = 6, max_jobs: int = 3, max_w: int = 3,
                  demands: Sequence[int] = ALL_G, bound: int = 2, max_migrations: int = 0,
                  migrating: bool | None = None, capacity: int = G_DEFAULT,
-                 max_states: int = 500_000) -> list[ClaimResult]:
+                 max_states: int = 500_000, options: dict[str, object] | None = None) -> list[ClaimResult]:
     """Check ``claims`` (ids of the policy.* family; default validity, no-stuck, admission) of the
     scheduler ``factory`` — ``factory(n_nodes, capacity) -> Policy`` or a registered name — on
     every event sequence from the empty cluster within the bounds, N = ``min_nodes``..``max_nodes``.
@@ -73,12 +79,14 @@ def check_policy(factory: PolicySource, claims: Iterable[str] = DEFAULT_CLAIMS, 
     decided within the bounds (a state budget or solver limit: never a silent pass), and
     ``ValueError`` (``PolicyError``) when the scheduler does not implement the protocol.
     ``migrating`` picks how refusals are judged (default: the scheduler's ``migrates`` attribute).
+    ``"hier-compass"`` takes its ``options`` (``panels_per_domain``: K) and is checked on D =
+    ``min_nodes``..``max_nodes`` NVLink domains, as ``verify --policy hier-compass`` does.
     """
     ids = list(claims)
     unknown = [c for c in ids if c not in CLAIM_IDS and c != MEASURE_SIF]
     if unknown:
         raise ValueError(f"unknown claim(s) {', '.join(unknown)}; known: {', '.join(CLAIM_IDS)}")
-    target = _target(factory, capacity, migrating)
+    target = _target(factory, capacity, migrating, options)
     b = Bounds(max_nodes=max_nodes, min_nodes=min_nodes, depth=depth, max_jobs=max_jobs, max_w=max_w,
                max_states=max_states)
     params = PolicyParams(bound, max_migrations, target.migrating, tuple(demands))

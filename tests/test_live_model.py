@@ -256,3 +256,26 @@ def test_round_schedulers_are_explored_with_their_rounds(name: str) -> None:
     assert partial_nodes(s.placement) == 2
     st = model.step(s, Round())
     assert st.applied and len(st.detail.migrations) == 1 and partial_nodes(st.state.placement) == 0
+
+
+def test_sampling_catches_what_a_shallow_exhaustive_run_cannot(capsys: pytest.CaptureFixture[str]) -> None:
+    """LeakyCounter needs three events (+J0(8) −J0 +J1(1)) on one node: depth 2 holds, and
+    ``--random`` on the real object (no rebuild) finds it."""
+    spec = f"{__name__}:LeakyCounter"
+    base = ["--policy", spec, "--claim", "policy.admission", "--max-nodes", "1", "--depth", "2", "--quiet"]
+    assert main(base) == 0
+    assert main([*base, "--random", "200", "--random-nodes", "2"]) == 1
+    assert "found by sampling" in capsys.readouterr().out
+
+
+def test_check_policy_takes_hier_compass() -> None:
+    (r,) = check_policy("hier-compass", claims=["policy.valid"], max_nodes=1, depth=2, max_w=1,
+                        options={"panels_per_domain": 2})
+    assert r.verdict is Verdict.HOLDS and r.bounds["policy"] == "hier-compass"
+
+
+def test_simulate_takes_a_module_factory_from_the_current_directory() -> None:
+    proc = subprocess.run([sys.executable, "-m", "proofs_check.cli.simulate", "--schedulers", "my_sched:FirstFit"],
+                          cwd=EXAMPLES, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert any(line.startswith("my_sched:FirstFit") and "complete" in line for line in proc.stdout.splitlines())

@@ -147,7 +147,8 @@ def policy_options(name: str) -> list[str]:
 
 
 def make_policy(name: str, n_nodes: int, capacity: int = G_DEFAULT, **opts: object) -> Policy:
-    """The policy named ``name`` on an empty cluster of ``n_nodes`` nodes of ``capacity`` GPUs.
+    """The policy named ``name`` (registered, or ``package.module:factory``) on an empty cluster of
+    ``n_nodes`` nodes of ``capacity`` GPUs.
 
     Raises ``ValueError`` for an unknown name (listing the known ones), for an option the policy
     does not take (listing the ones it does) and for an option value the policy rejects.
@@ -164,8 +165,11 @@ def _factory(name: str) -> PolicyFactory:
     if name in _FACTORIES:
         return _FACTORIES[name]
     ep = _entry_points().get(name)
+    if ep is None and ":" in name:  # an unregistered scheduler by ``package.module:factory``
+        return load_factory(name)
     if ep is None:
-        raise ValueError(f"unknown policy {name!r}; known: {', '.join(policy_names())}")
+        raise ValueError(f"unknown policy {name!r}; known: {', '.join(policy_names())} "
+                         f"(or package.module:factory)")
     try:
         factory = ep.load()
     except Exception as e:  # a third party's import error, reported by its entry point

@@ -179,7 +179,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = make_parser(PROG, __doc__.split("\n")[0] if __doc__ else None)
     p.add_argument("trace", nargs="?", help="trace file (default: the built-in generated trace)")
     p.add_argument("--format", default="simple", help=f"trace format: {', '.join(FORMATS)}")
-    p.add_argument("--schedulers", default=None, help="comma-separated policy names (default: all)")
+    p.add_argument("--schedulers", default=None,
+                   help="comma-separated policy names or package.module:factory specs (a module in the current "
+                        "directory is found; default: every registered one)")
     p.add_argument("--eta", default="0.9", help="cluster-sizing percentile(s) η, comma-separated")
     p.add_argument("--migration-cost", default="8", help="seconds per migration, comma-separated")
     p.add_argument("--charging", default="per-event", help=f"one of {', '.join(CHARGING)}")
@@ -227,8 +229,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     else:
         a.schedulers = [s for s in a.schedulers.split(",") if s]
         for s in a.schedulers:
-            if s not in known:
-                raise UsageError(f"--schedulers: unknown scheduler {s!r} (known: {', '.join(known)})")
+            if s not in known and ":" not in s:
+                raise UsageError(f"--schedulers: unknown scheduler {s!r} (known: {', '.join(known)}, or "
+                                 f"package.module:factory)")
+            why = build_error(s, 8, a.policy_opts.get(s, ())) if s not in known else None
+            if why is not None:
+                raise UsageError(f"--schedulers: {why}")
     a.eta = _floats(a.eta, "--eta")
     if any(not 0 < e <= 1 for e in a.eta):
         raise UsageError(f"--eta: every η must be in (0, 1], got {a.eta}")

@@ -90,8 +90,9 @@ def claim_text(r: ClaimResult, docs: Docs) -> str:
 def trace_text(rec: dict[str, Any]) -> list[str]:
     if rec.get("kind") != "trace":  # count vectors, audit lines, delegated (RingStitch) records
         return ["  " + json.dumps({k: v for k, v in rec.items() if k != "kind"}, ensure_ascii=False, default=str)]
-    lines = [f"  N = {rec['n_nodes']}, {len(rec['events'])} events from the empty cluster "
-             f"(job and node names are stable: jobs numbered in arrival order)"]
+    names = "the scheduler's own run: its job ids and node numbers" if rec.get("model") == "policy" else \
+        "job and node names are stable: jobs numbered in arrival order"
+    lines = [f"  N = {rec['n_nodes']}, {len(rec['events'])} events from the empty cluster ({names})"]
     for k, step in enumerate(rec.get("shown", []), start=1):
         lines.append(f"  {k}. {step['event']}" + (f"  -> NOT APPLIED: {step['failure']}" if step["failure"] else ""))
         lines.extend("       " + row for row in step["state"])

@@ -16,7 +16,8 @@ placement, a lowest-index rule). So every run samples reachable states of the re
 (breadth-first, by whole-object identity) and tests each declaration on them before using it:
 
 * view: two sampled states with equal views offer the same events, and every event gives the
-  same outcome, the same migration count and equal successor views, for ``steps`` events deep;
+  same outcome, the same migration count and equal successor views; then the same from a few of
+  the successors (``CHECK_STEPS`` events deep, ``BRANCH`` successors followed);
 * rebuild: ``with_state(view)`` of a sampled state behaves like the state itself, likewise;
 * symmetry: the scheduler rebuilt on the canonical relabelling of a sampled state and the state
   itself give, under corresponding events, the same outcomes and successors of the same
@@ -42,6 +43,7 @@ from proofs_check.gpu.canonical import canonical, canonical_map
 SAMPLE_DEPTH = 3  # events from the empty cluster to the sampled states
 SAMPLE_STATES = 120  # sampled states per cluster size
 CHECK_STEPS = 2  # events deep each comparison goes
+BRANCH = 3  # successors followed past the first event of a comparison
 
 
 class Trust(NamedTuple):
@@ -169,6 +171,7 @@ def _agree(model: Any, a: Any, b: Any, steps: int, view: Callable[[Any], Any],
     acts_a, acts_b = list(model.actions(a)), list(model.actions(b))
     if acts_a != acts_b:
         return f"after {_path_text(path)}: they offer different events" if path else "in the events they offer"
+    deeper: list[tuple[Any, Any, tuple[Any, ...]]] = []
     for act in acts_a:
         x, y = model.step(a, act), model.step(b, act)
         sx, sy = _signature(x, view), _signature(y, view)
@@ -176,9 +179,13 @@ def _agree(model: Any, a: Any, b: Any, steps: int, view: Callable[[Any], Any],
         if sx != sy:
             return f"after {_path_text(here)}: {_difference(sx, sy)}"
         if steps > 1 and x.applied:
-            deeper = _agree(model, x.state, y.state, steps - 1, view, here)
-            if deeper:
-                return deeper
+            deeper.append((x.state, y.state, here))
+    # Every event one step deep; deeper, a few successors spread over the event list (the cost
+    # stays linear in the sample; the sample's random walks already reach deep states).
+    for x, y, here in deeper[::max(1, len(deeper) // BRANCH)][:BRANCH]:
+        why = _agree(model, x, y, steps - 1, view, here)
+        if why:
+            return why
     return None
 
 
