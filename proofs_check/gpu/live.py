@@ -101,14 +101,26 @@ def fingerprint(obj: Any) -> Hashable:
 
 
 class Live:
-    """One explored state: the scheduler (as its pickle), its placement, the environment's running
-    jobs, and the key states are merged by. Equality and hash are the key's; ``repr`` too (the
-    search routes a state to its shard by a hash of its repr, which must agree across processes)."""
+    """One explored state: the scheduler, its placement, the environment's running jobs, and the
+    key states are merged by. Equality and hash are the key's; ``repr`` too (the search routes a
+    state to its shard by a hash of its repr, which must agree across processes).
 
-    __slots__ = ("key", "blob", "placement", "jobs")
+    The scheduler is held as its pickle (``blob``). A state whose key does not need the pickle (a
+    trusted view) may be made from the object itself, which it then owns (nobody else may change
+    it): it is pickled when first expanded or shipped, so the successors that turn out to be
+    seen already never cost a pickle."""
 
-    def __init__(self, key: Hashable, blob: bytes | Frozen, placement: Placement, jobs: tuple[Job, ...]) -> None:
-        self.key, self.blob, self.placement, self.jobs = key, blob, placement, jobs
+    __slots__ = ("key", "_blob", "_obj", "placement", "jobs")
+
+    def __init__(self, key: Hashable, placement: Placement, jobs: tuple[Job, ...], blob: bytes | Frozen | None = None,
+                 obj: Any = None) -> None:
+        self.key, self.placement, self.jobs, self._blob, self._obj = key, placement, jobs, blob, obj
+
+    @property
+    def blob(self) -> bytes | Frozen:
+        if self._blob is None:
+            self._blob, self._obj = snapshot(self._obj), None
+        return self._blob
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Live) and self.key == other.key
@@ -123,7 +135,8 @@ class Live:
         return self.key, self.blob, self.placement, self.jobs
 
     def __setstate__(self, state: tuple[Hashable, bytes | Frozen, Placement, tuple[Job, ...]]) -> None:
-        self.key, self.blob, self.placement, self.jobs = state
+        self.key, self._blob, self.placement, self.jobs = state
+        self._obj = None
 
     def obj(self) -> Any:
         """A fresh copy of the scheduler in this state (changing it never changes the state)."""

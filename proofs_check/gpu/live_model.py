@@ -95,8 +95,10 @@ class LiveModel:
         """The state of ``obj`` (its tie chooser cleared: not part of the state)."""
         if getattr(obj, "ties", None) is not None:
             obj.ties = None
-        blob = snapshot(obj)
-        return Live(key_of(self.trust, obj, blob, jobs), blob, obj.placement(), jobs)
+        if self.trust == NONE:  # the key is the whole object: its pickle
+            blob = snapshot(obj)
+            return Live((jobs, blob), obj.placement(), jobs, blob=blob)
+        return Live(key_of(self.trust, obj, jobs), obj.placement(), jobs, obj=obj)
 
     def with_trust(self, trust: Trust) -> "LiveModel":
         """This model with states merged by ``trust`` instead."""

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Callable, NamedTuple
 
-from heuristics.gpu.cluster import G_DEFAULT, Placement, placement_violations
+from heuristics.gpu.cluster import G_DEFAULT, Job, Placement, placement_violations
 from heuristics.gpu.policy import Migration, Policy
 from heuristics.gpu.registry import load_factory, make_policy, policy_migrates, policy_names, protocol_gaps
 from oracle.gpu.phi_star import min_nodes
@@ -187,6 +187,12 @@ def shape_problems(before: Counter[tuple[int, int]], after: Counter[tuple[int, i
             f"(every instance of a running job placed once, departed jobs gone)"]
 
 
+@lru_cache(maxsize=1 << 16)
+def _violations(p: Placement, jobs: tuple[Job, ...] | None) -> tuple[str, ...]:
+    """``placement_violations`` memoised: many transitions reach the same (placement, jobs)."""
+    return tuple(placement_violations(p, jobs))
+
+
 # --------------------------------------------------------------------------- the tests
 class Valid:
     """policy.valid on one transition: the placement against the jobs the environment knows are
@@ -201,7 +207,7 @@ class Valid:
             return None
         state, prev = placed(st.state), placed(st.prev)
         jobs = getattr(st.state, "jobs", None)
-        problems = list(placement_violations(state, jobs))
+        problems = list(_violations(state, jobs))
         if len(state.nodes) != len(prev.nodes):
             problems.append(f"the placement has {len(state.nodes)} nodes, the cluster {len(prev.nodes)}")
         if jobs is None:
