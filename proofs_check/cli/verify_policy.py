@@ -38,6 +38,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="check this scheduler: a registered name (--list-policies) or package.module:factory "
                         "(factory(n_nodes, capacity) -> Policy); selects every policy.* claim unless --claim/--measure")
     g.add_argument("--list-policies", action="store_true", help="print every registered scheduler name and exit")
+    g.add_argument("--event-time-limit", type=float, default=None, metavar="SECONDS",
+                   help="policy.*: one scheduler event (arrive, depart, next_round) running longer than this is an "
+                        "operator failure (a policy.no-stuck counterexample); default: no limit, but --time-limit "
+                        "always stops an event that never returns")
     g.add_argument("--strict", action="store_true",
                    help="a declared abstraction (view, rebuild, symmetry) that fails its check on this run stops the "
                         "run with exit 2 (default: it is refused with one line and the run goes on without it)")
@@ -104,7 +108,9 @@ def bounds(args: argparse.Namespace, argv: list[str], given: Bounds) -> Bounds:
     if args.policy == hier_policy.NAME and (out.every_n or args.plot):
         raise UsageError(f"--max-nodes all and --plot are for flat schedulers; {hier_policy.NAME} is "
                          f"checked on D = 1..--max-nodes domains")
-    out = replace(out, strict=args.strict)
+    if args.event_time_limit is not None and not (0 < args.event_time_limit < float("inf")):
+        raise UsageError(f"--event-time-limit {args.event_time_limit}: a positive finite number of seconds")
+    out = replace(out, strict=args.strict, event_time_limit=args.event_time_limit)
     if out.every_n:  # the cutoff's cap follows the policy's job and width bounds
         out = every_n_bounds(out)
     if out.min_nodes > out.max_nodes:

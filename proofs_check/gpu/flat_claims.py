@@ -46,11 +46,13 @@ class Bounds:
     ties: str = "first"  # first: ties to the representative's order; all: every legal tie-break (TIES)
     every_n: bool = False  # --max-nodes all: N = min_nodes..cutoff + 1, max_nodes caps the cutoff search
     strict: bool = False  # --strict: a declared abstraction that fails its check stops the run (policy.*)
+    event_time_limit: float | None = None  # --event-time-limit: seconds one scheduler event may take (policy.*)
 
     def describe(self) -> dict[str, Any]:
         nodes = {"max_nodes": ALL, "cutoff cap": self.max_nodes} if self.every_n else {"max_nodes": self.max_nodes}
-        return {**nodes, "min_nodes": self.min_nodes, "depth": self.depth,
-                "max_jobs": self.max_jobs, "max_w": self.max_w, "max_states": self.max_states, "ties": self.ties}
+        limit = {} if self.event_time_limit is None else {"event_time_limit": self.event_time_limit}
+        return {**nodes, "min_nodes": self.min_nodes, "depth": self.depth, "max_jobs": self.max_jobs,
+                "max_w": self.max_w, "max_states": self.max_states, "ties": self.ties, **limit}
 
 
 # ``--max-nodes all``: the search bounds not given on the command line (the README's 4 jobs of

@@ -18,13 +18,19 @@ of the scheduler's tie points.
 arrival is an applied step whose :class:`Detail` says it was refused; its state is the scheduler
 after the refusal (the same state, unless the refusal changed something the scheduler keeps), so
 the explored space is that of the plain model and a refusal can be judged. Any exception from the
-scheduler (``SystemExit`` included) or a result that is not an ``EventResult`` is an operator
-failure naming it: a counterexample of ``policy.no-stuck``, never a crash of the checker.
+scheduler (``SystemExit`` and ``KeyboardInterrupt`` included) or a result that is not an
+``EventResult`` is an operator failure naming it: a counterexample of ``policy.no-stuck``, never a
+crash of the checker. A scheduler that never returns is stopped by a watchdog (:class:`Watch`).
 """
 from __future__ import annotations
 
+import signal
+import sys
+import threading
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Hashable, Sequence
+from typing import Any, Callable, Hashable, Iterator, NamedTuple, Sequence
 
 from heuristics.gpu.cluster import Job, Placement
 from heuristics.gpu.policy import EventResult, Migration
@@ -73,11 +79,55 @@ def jobs_after(jobs: tuple[Job, ...], a: Action, applied: bool) -> tuple[Job, ..
     return tuple(j for j in jobs if j.id != a.job)
 
 
+class Watch(NamedTuple):
+    """How long one event of the scheduler may run: ``event_seconds`` (``--event-time-limit``: an
+    event still running then is an operator failure, a ``policy.no-stuck`` finding) and the run's
+    ``deadline`` (``--time-limit``, a ``time.perf_counter()`` value: an event still running then is
+    abandoned and the exploration stops there, inconclusive)."""
+
+    event_seconds: float | None = None
+    deadline: float | None = None
+
+    def seconds(self) -> tuple[float, bool] | None:
+        """The time the next event may take and whether the event limit (not the deadline) sets it."""
+        left = None if self.deadline is None else self.deadline - time.perf_counter()
+        if self.event_seconds is None and left is None:
+            return None
+        if left is None or self.event_seconds is not None and self.event_seconds <= left:
+            return float(self.event_seconds or 0.0), True
+        return max(left, 1e-3), False
+
+
+class _OutOfTime(BaseException):
+    """Raised in the scheduler's code by the watchdog (never caught by its ``except Exception``)."""
+
+
+def _alarm(signum: int, frame: Any) -> None:
+    raise _OutOfTime
+
+
+@contextmanager
+def watchdog(seconds: float | None) -> Iterator[None]:
+    """Raise :class:`_OutOfTime` in the block after ``seconds`` (SIGALRM; the main thread of a
+    process only: elsewhere, e.g. a Dask worker thread, the block is not timed)."""
+    if seconds is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, max(seconds, 1e-3))
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
 class LiveModel:
     """StateModel[Live, Action] of the scheduler ``factory(n)`` on ``n`` nodes."""
 
-    def __init__(self, factory: Callable[[int], Any], n: int, events: EventBounds, trust: Trust = NONE) -> None:
-        self.factory, self.size, self.events, self.trust = factory, n, events, trust
+    def __init__(self, factory: Callable[[int], Any], n: int, events: EventBounds, trust: Trust = NONE,
+                 watch: Watch = Watch()) -> None:
+        self.factory, self.size, self.events, self.trust, self.watch = factory, n, events, trust, watch
         proto = factory(n)
         self.capacity: int = proto.capacity
         self.rounds = callable(getattr(proto, "next_round", None))
@@ -143,11 +193,12 @@ class LiveModel:
     def _run(self, s: Live, a: Action, ties: Chooser | None) -> LiveStep:
         obj = s.obj()
         what = describe(a)
+        limit = self.watch.seconds()
         try:
             if ties is not None and not hasattr(obj, "ties"):
                 raise TypeError(f"{getattr(obj, 'name', type(obj).__name__)} exposes no tie points (a ``ties`` "
                                 f"chooser attribute)")
-            with answering(obj, ties):
+            with answering(obj, ties), watchdog(None if limit is None else limit[0]):
                 res = call(obj, a)
             if not isinstance(res, EventResult):
                 return Step(s, a, Outcome.FAILED, s, Detail(), f"{what} returned {type(res).__name__} {res!r:.60}, "
@@ -155,7 +206,19 @@ class LiveModel:
             if res.outcome is PolicyOutcome.FAILED:
                 return Step(s, a, Outcome.FAILED, s, Detail(), res.reason or f"{what}: operator failure")
             after = self.live(obj, jobs_after(s.jobs, a, res.ok))
-        except (Exception, SystemExit) as e:  # the scheduler's own failure, never the checker's
+        except _OutOfTime:
+            assert limit is not None
+            if limit[1]:
+                return Step(s, a, Outcome.FAILED, s, Detail(), f"{what} did not return within {limit[0]:g} s "
+                                                               f"(--event-time-limit)")
+            if not getattr(self, "_late", False):  # once: every event after the deadline is cut short too
+                self._late = True
+                print(f"verify: the time limit ran out inside {what} on N={self.size}; the exploration stops there "
+                      f"(inconclusive)", file=sys.stderr)
+            return Step(s, a, Outcome.REFUSED, s, Detail(), f"{what}: the run's time limit ran out")
+        # The scheduler's own failure, never the checker's: SystemExit and KeyboardInterrupt too
+        # (a real SIGINT raises interrupt.Interrupted, which is not caught here).
+        except (Exception, SystemExit, KeyboardInterrupt) as e:
             return Step(s, a, Outcome.FAILED, s, Detail(), f"{what} raised {type(e).__name__}: {e}")
         if res.outcome is PolicyOutcome.REFUSED:
             changed = None if after.placement == s.placement else after.placement

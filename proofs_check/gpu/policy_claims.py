@@ -85,7 +85,7 @@ from proofs_check.gpu.policy_checks import (
     require_ties,
     spec_label,
 )
-from proofs_check.gpu.live_model import LiveModel
+from proofs_check.gpu.live_model import LiveModel, Watch
 from proofs_check.gpu.policy_model import EventBounds
 from proofs_check.gpu.trace_view import render
 
@@ -146,8 +146,8 @@ def _property_text(cid: str, params: PolicyParams) -> str:
 
 
 # --------------------------------------------------------------------------- running
-def _models(target: PolicyTarget, bounds: Bounds, params: PolicyParams,
-            sizes: Iterable[int] | None = None) -> Iterable[LiveModel]:
+def _models(target: PolicyTarget, bounds: Bounds, params: PolicyParams, sizes: Iterable[int] | None = None,
+            deadline: float | None = None) -> Iterable[LiveModel]:
     """One model per N, its states merged by what the scheduler's declared abstractions earned
     on this run (``gpu.abstraction``); with ``--ties all`` each event under every legal choice at
     the scheduler's tie points (PolicyError when it exposes none)."""
@@ -156,8 +156,9 @@ def _models(target: PolicyTarget, bounds: Bounds, params: PolicyParams,
         require_ties(target)
     events = EventBounds(params.demands, bounds.max_jobs, bounds.max_w, all_ties)
     ns = sizes if sizes is not None else range(bounds.min_nodes, bounds.max_nodes + 1)
+    watch = Watch(bounds.event_time_limit, None if deadline is None else float(deadline))
     for n in ns:
-        model = LiveModel(target.factory, n, events)
+        model = LiveModel(target.factory, n, events, watch=watch)
         yield model.with_trust(abstractions(target, model, bounds).trust)
 
 
@@ -221,8 +222,8 @@ def run_policy_claims(ids: Sequence[str], target: PolicyTarget, bounds: Bounds, 
         label = f"{target.name} g∈{{{','.join(map(str, params.demands))}}}"
         props = [prop_of(c, params) for c in claims]
         cut, sizes = _cutoff(target, bounds, params, deadline, progress, label)
-        exp = explore(_models(target, bounds, params, sizes), props, Limits(bounds.depth, bounds.max_states), engine,
-                      deadline, progress, label)
+        exp = explore(_models(target, bounds, params, sizes, deadline), props, Limits(bounds.depth, bounds.max_states),
+                      engine, deadline, progress, label)
         phi = phi_star_stable(cut) if cut is not None and cut.confirmed and "policy.sif" in claims else None
         for c, p in zip(claims, props):
             r = _result(c, p, exp, target, bounds, params, label)
@@ -257,7 +258,7 @@ def measure_sif(target: PolicyTarget, bounds: Bounds, params: PolicyParams, engi
     sizes = []
     complete = True
     cut, sizes_to = _cutoff(target, bounds, params, deadline, progress, f"{target.name} measure sif")
-    for model in _models(target, bounds, params, sizes_to):
+    for model in _models(target, bounds, params, sizes_to, deadline):
         n = model.size
         probes = [prop_of(f"{MEASURE_SIF}≥{j}", params) for j in range(1, n + 1)]
         exp = explore([model], probes, Limits(bounds.depth, bounds.max_states), engine, deadline, progress,
