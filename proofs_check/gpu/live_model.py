@@ -128,6 +128,7 @@ class LiveModel:
     def __init__(self, factory: Callable[[int], Any], n: int, events: EventBounds, trust: Trust = NONE,
                  watch: Watch = Watch()) -> None:
         self.factory, self.size, self.events, self.trust, self.watch = factory, n, events, trust, watch
+        self._late = False  # the run's deadline passed inside an event (said once)
         proto = factory(n)
         self.capacity: int = proto.capacity
         self.rounds = callable(getattr(proto, "next_round", None))
@@ -211,7 +212,7 @@ class LiveModel:
             if limit[1]:
                 return Step(s, a, Outcome.FAILED, s, Detail(), f"{what} did not return within {limit[0]:g} s "
                                                                f"(--event-time-limit)")
-            if not getattr(self, "_late", False):  # once: every event after the deadline is cut short too
+            if not self._late:  # once: every event after the deadline is cut short too
                 self._late = True
                 print(f"verify: the time limit ran out inside {what} on N={self.size}; the exploration stops there "
                       f"(inconclusive)", file=sys.stderr)
