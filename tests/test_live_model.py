@@ -10,17 +10,19 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis.stateful import run_state_machine_as_test
 
 from heuristics.gpu.cluster import Instance, Job, Placement, partial_nodes
+from heuristics.gpu.compass import Compass
 from heuristics.gpu.policy import EventResult
 from heuristics.gpu.registry import make_policy
 from proofs_check.cli.verify import main
 from proofs_check.core.verdict import Verdict
-from proofs_check.gpu.abstraction import Trust, checked
+from proofs_check.gpu.abstraction import Trust, check_fast_path, checked
 from proofs_check.gpu.canonical import canonical
 from proofs_check.gpu.events import Event, Round
 from proofs_check.gpu.flat_claims import ALL_G
@@ -279,3 +281,35 @@ def test_simulate_takes_a_module_factory_from_the_current_directory() -> None:
                           cwd=EXAMPLES, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert any(line.startswith("my_sched:FirstFit") and "complete" in line for line in proc.stdout.splitlines())
+
+
+# --------------------------------------------------------------------------- COMPASS's fast path
+def test_a_broken_apply_and_undo_is_refused_and_the_run_rebuilds(monkeypatch: pytest.MonkeyPatch,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """A rollback that forgets the running jobs makes the apply-and-undo path differ from a fresh
+    rebuild after the first event of a state: the check refuses it, and the run, rebuilding per
+    event, gets the right verdicts and counts."""
+    from proofs_check.gpu.flat_claims import FLAT, Bounds, run_flat
+
+    def factory(n: int) -> Compass:
+        return Compass(n, 8, "literal")
+
+    b = Bounds(max_nodes=2, depth=4, max_jobs=3, max_w=2)
+    model = PolicyModel(factory, 2, EventBounds(ALL_G, 3, 2), True)
+    assert check_fast_path(model) is None
+    right = run_flat([FLAT["thm1.slotted"]], b, factory=factory)
+    rollback = Compass.rollback
+
+    def forgetful(self: Compass, view: Any) -> None:
+        rollback(self, view)
+        self.jobs = {}
+
+    monkeypatch.setattr(Compass, "rollback", forgetful)
+    assert check_fast_path(PolicyModel(factory, 2, EventBounds(ALL_G, 3, 2), True)) is not None
+    broken = run_flat([FLAT["thm1.slotted"]], b, factory=factory)
+    assert "apply-and-undo refused" in capsys.readouterr().err
+    def figures(results: list[Any]) -> list[Any]:
+        return [(r.verdict, [{k: v for k, v in row.items() if k not in ("seconds", "distinct/s")}
+                             for row in r.stats["sizes"]], r.counterexample["events"]) for r in results]
+
+    assert figures(broken) == figures(right)

@@ -293,3 +293,35 @@ def checked(model: Any, walk_depth: int, limit: int = SAMPLE_STATES, seed: int =
                 refused.append(sym_why)
             sym_ok = sym_why is None
     return Checked(dec, Trust(view=view_why is None, symmetry=sym_ok), tuple(refused), len(samples))
+
+
+# --------------------------------------------------------------------------- COMPASS's fast path
+FAST_PATH_STATES = 25  # sampled canonical states per cluster size
+
+
+class _Fresh:
+    """A ``PolicyModel`` stepped by fresh rebuilds only (the states the check samples)."""
+
+    def __init__(self, model: Any) -> None:
+        self.actions, self.step = model.actions, model.fresh_step
+
+
+def check_fast_path(model: Any, limit: int = FAST_PATH_STATES) -> str | None:
+    """The refusal line of a ``PolicyModel``'s apply-and-undo (one scheduler per state, every
+    event undone on it: COMPASS's ``trial`` / ``view_after`` / ``rollback``), or None when, on
+    sampled reachable states, every event gives the successor, outcome and migration count that a
+    scheduler freshly rebuilt from the state (``with_state``) gives."""
+    samples = _breadth_first(_Fresh(model), _Sample(model.init_states()[0], ()), set(), SAMPLE_DEPTH, limit)
+    for s in samples:
+        for a in model.actions(s.state):
+            fresh = model.fresh_step(s.state, a)
+            try:
+                fast = model.step(s.state, a)
+            except Exception as e:
+                return f"apply-and-undo refused: after {_path_text(s.path + (a,))} it raised {type(e).__name__}: {e}"
+            got = (fast.outcome, canonical(fast.state), len(fast.detail or ()))
+            want = (fresh.outcome, canonical(fresh.state), len(fresh.detail or ()))
+            if got != want:
+                return (f"apply-and-undo refused: after {_path_text(s.path + (a,))} it gives {got[0].value} with "
+                        f"{got[2]} migration(s), a fresh rebuild {want[0].value} with {want[2]} (or another state)")
+    return None

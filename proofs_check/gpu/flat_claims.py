@@ -9,6 +9,8 @@ premise filter) are checked in one exploration (``proofs_check.core.search``) of
 """
 from __future__ import annotations
 
+import sys
+
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable
 
@@ -25,6 +27,7 @@ from proofs_check.core.verdict import ClaimResult, Explained, Verdict, explored_
 from proofs_check.gpu.cutoff import ALL, Cutoff, EveryN, every_n_result, find_cutoff, phi_star_stable
 from proofs_check.gpu.events import Event, FlatState, is_arrival, is_departure
 from proofs_check.gpu.facts import Facts, facts, sif_numbers
+from proofs_check.gpu.abstraction import check_fast_path
 from proofs_check.gpu.policy_model import EventBounds, PolicyFactory, PolicyModel
 from proofs_check.gpu.trace_view import shown_trace, walk
 
@@ -304,8 +307,17 @@ def variant_name(variant: str | Variant) -> str:
 
 def _models(factory: PolicyFactory, bounds: Bounds, events: EventBounds, wcc: bool,
             top: int | None = None) -> Iterable[PolicyModel]:
+    """One model per N; the scheduler's apply-and-undo is used only after it agreed with fresh
+    rebuilds on sampled states of this run (``abstraction.check_fast_path``; refused: one line,
+    and every event runs on a rebuilt scheduler)."""
     last = bounds.max_nodes if top is None else top
-    return (PolicyModel(factory, n, events, wcc) for n in range(bounds.min_nodes, last + 1))
+    for n in range(bounds.min_nodes, last + 1):
+        model = PolicyModel(factory, n, events, wcc)
+        why = check_fast_path(model)
+        if why:
+            print(f"verify: N={n}: {why}", file=sys.stderr)
+            model.without_fast_path()
+        yield model
 
 
 def _says(bounds: Bounds) -> Explained:

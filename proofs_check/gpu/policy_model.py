@@ -93,6 +93,7 @@ class PolicyModel:
         self.proto = factory(n)
         self.capacity = self.proto.capacity
 
+        self.fast = True  # apply and undo where the scheduler has it (off: rebuilt per event)
         self._base_state: FlatState | None = None  # the state ``_base`` was built from
         self._base: Any = None
         self._undo = False  # _base supports trial / view_after / rollback (apply and undo)
@@ -147,13 +148,26 @@ class PolicyModel:
         if s is not self._base_state:
             pol = self.proto.with_state(s)
             self._base_state, self._base = s, pol
-            self._undo = hasattr(pol, "rollback") and pol.state_key() == s  # view_after reads s back
+            self._undo = self.fast and hasattr(pol, "rollback") and pol.state_key() == s  # view_after reads s back
         elif self._undo:
             pol = self._base
         else:
             pol = self.proto.with_state(s)
         with answering(pol, ties):
             return self._apply(pol, s, a)
+
+    def without_fast_path(self) -> None:
+        """Rebuild the scheduler for every event from now on (its apply and undo was refused)."""
+        self.fast, self._base_state, self._base, self._undo = False, None, None, False
+
+    def fresh_step(self, s: FlatState, a: Event) -> Step[FlatState, Event]:
+        """``a`` from ``s`` on a scheduler rebuilt for it alone (no apply and undo): what the fast
+        path is checked against (``abstraction.check_fast_path``)."""
+        pol = self.proto.with_state(s)
+        with answering(pol, Script(a.choices) if a.choices else None):
+            res = apply_event(pol, a)
+        return Step(s, a, OUTCOMES[res.outcome], flat_key(pol.state_key()) if res.ok else s, res.migrations,
+                    res.reason)
 
     def _apply(self, pol: Any, s: FlatState, a: Event) -> Step[FlatState, Event]:
         if not self._undo:
