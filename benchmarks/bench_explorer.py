@@ -31,8 +31,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = {
@@ -74,41 +76,61 @@ def run(cmd: list[str], cwd: Path) -> Run:
     return Run(wall, proc.returncode, usage.ru_maxrss, rows, verdicts)
 
 
+@contextmanager
+def reference_tree(rev: str, prefix: str) -> Iterator[Path]:
+    """The tree of commit ``rev`` in a temporary directory, removed afterwards. ``git archive``
+    reads the history without touching the checkout's worktree list (several sessions share the
+    checkout; a crashed run must leave nothing registered behind)."""
+    tmp = Path(tempfile.mkdtemp(prefix=prefix))
+    ref = tmp / "ref"
+    ref.mkdir()
+    try:
+        archive = subprocess.run(["git", "archive", "--format=tar", rev], cwd=ROOT, check=True, capture_output=True)
+        subprocess.run(["tar", "-x", "-C", str(ref)], input=archive.stdout, check=True)
+        print(f"reference: {rev} (git archive in {ref}); this tree: {ROOT}; {os.cpu_count()} CPUs")
+        yield ref
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--ref", default="e0bcca7", help="the reference commit (default e0bcca7)")
     ap.add_argument("--cases", default=",".join(DEFAULT_CASES), help=f"comma-separated, from {', '.join(CASES)}")
     ap.add_argument("--workers", default="1,2", help="worker counts to run (1 = serial)")
     a = ap.parse_args()
-    tmp = Path(tempfile.mkdtemp(prefix="bench_explorer_"))
-    ref = tmp / "ref"
-    ref.mkdir()
-    # ``git archive`` reads the history without touching the checkout's worktree list (several
-    # sessions share the checkout; a crashed run must leave nothing registered behind).
-    archive = subprocess.run(["git", "archive", "--format=tar", a.ref], cwd=ROOT, check=True, capture_output=True)
-    subprocess.run(["tar", "-x", "-C", str(ref)], input=archive.stdout, check=True)
-    print(f"reference: {a.ref} (git archive in {ref}); this tree: {ROOT}; {os.cpu_count()} CPUs")
+    with reference_tree(a.ref, "bench_explorer_") as ref:
+        compare(ref, a)
+    print("MiB/M = peak resident MiB per million distinct states (includes the interpreter's ~100 MiB base)")
+
+
+def compare(ref: Path, a: argparse.Namespace) -> None:
     print(f"{'case':<7} {'mode':<9} {'ref s':>8} {'new s':>8} {'speed-up':>8} {'distinct':>9} "
           f"{'ref st/s':>9} {'new st/s':>9} {'ref MiB':>8} {'new MiB':>8} {'ref MiB/M':>9} {'new MiB/M':>9} same")
-    try:
-        for case in a.cases.split(","):
-            for k in (int(x) for x in a.workers.split(",")):
-                extra = ["--quiet"] + ([] if k == 1 else ["--workers", str(k)])
-                old = run([sys.executable, "-m", "proofs_check.cli", *CASES[case], *extra], ref)
-                new = run([sys.executable, "-m", "proofs_check.cli.verify", *CASES[case], *extra], ROOT)
-                same = (old.rows, old.verdicts, old.rc) == (new.rows, new.verdicts, new.rc) and bool(new.rows)
-                d = new.distinct
-                mode = "serial" if k == 1 else f"workers {k}"
-                print(f"{case:<7} {mode:<9} {old.wall:>8.1f} {new.wall:>8.1f} {old.wall / new.wall:>7.1f}x {d:>9,} "
-                      f"{old.distinct / old.wall:>9,.0f} {d / new.wall:>9,.0f} {old.maxrss_kib / 1024:>8.0f} "
-                      f"{new.maxrss_kib / 1024:>8.0f} {old.maxrss_kib / 1024 / (old.distinct / 1e6):>9,.0f} "
-                      f"{new.maxrss_kib / 1024 / (d / 1e6):>9,.0f} {'yes' if same else 'NO'}", flush=True)
-                if not same:
-                    print(f"   reference rows {old.rows} verdicts {old.verdicts} exit {old.rc}")
-                    print(f"   this tree rows {new.rows} verdicts {new.verdicts} exit {new.rc}")
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    print("MiB/M = peak resident MiB per million distinct states (includes the interpreter's ~100 MiB base)")
+    for case in a.cases.split(","):
+        for k in (int(x) for x in a.workers.split(",")):
+            extra = ["--quiet"] + ([] if k == 1 else ["--workers", str(k)])
+            old = run([sys.executable, "-m", "proofs_check.cli", *CASES[case], *extra], ref)
+            new = run([sys.executable, "-m", "proofs_check.cli.verify", *CASES[case], *extra], ROOT)
+            same = agree(old, new)
+            d = new.distinct
+            mode = "serial" if k == 1 else f"workers {k}"
+            print(f"{case:<7} {mode:<9} {old.wall:>8.1f} {new.wall:>8.1f} {old.wall / new.wall:>7.1f}x {d:>9,} "
+                  f"{old.distinct / old.wall:>9,.0f} {d / new.wall:>9,.0f} {old.maxrss_kib / 1024:>8.0f} "
+                  f"{new.maxrss_kib / 1024:>8.0f} {old.maxrss_kib / 1024 / (old.distinct / 1e6):>9,.0f} "
+                  f"{new.maxrss_kib / 1024 / (d / 1e6):>9,.0f} {'yes' if same else 'NO'}", flush=True)
+            show_difference(old, new)
+
+
+def agree(old: Run, new: Run) -> bool:
+    """The two reports agree on every exploration row, verdict line and the exit code."""
+    return (old.rows, old.verdicts, old.rc) == (new.rows, new.verdicts, new.rc) and bool(new.rows)
+
+
+def show_difference(old: Run, new: Run) -> None:
+    if not agree(old, new):
+        print(f"   reference rows {old.rows} verdicts {old.verdicts} exit {old.rc}")
+        print(f"   this tree rows {new.rows} verdicts {new.verdicts} exit {new.rc}")
 
 
 if __name__ == "__main__":

@@ -16,7 +16,10 @@ on the same bounds, with ``examples/`` on the path:
 * ``sym`` — the same bounds for ``symmetric_best_fit:SymmetricBestFit`` (examples/), which declares
   symmetry: the reference rebuilt it from canonical states, this tree checks the declaration and
   merges real successors by canonical form. Both must reach the same distinct states; the figure is
-  the wall-time ratio (goal ≈ 1).
+  the wall-time ratio (goal ≈ 1); ``sym6`` the same at depth 6;
+* ``compass`` — ``verify --policy compass-literal`` on the ``ff`` bounds: the reference rebuilt a
+  Compass from each canonical AbsView per event; this tree keeps the objects, merged by their
+  checked view (more states: the real ones, without node renumbering).
 
 Printed per case: wall times, distinct states, distinct states per second, the ratios, whether the
 rows agree. Wall times on a shared machine are noisy: compare ratios from one run.
@@ -24,14 +27,10 @@ rows agree. Wall times on a shared machine are noisy: compare ratios from one ru
 from __future__ import annotations
 
 import argparse
-import os
-import shutil
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-from bench_explorer import Run, run
+from bench_explorer import Run, agree, reference_tree, run, show_difference
 
 ROOT = Path(__file__).resolve().parent.parent
 POLICY_BOUNDS = ["--claim", "policy.valid", "--max-nodes", "3", "--depth", "5"]
@@ -39,6 +38,9 @@ CASES = {
     "thm1n6": ["--theorem", "1", "--max-nodes", "6"],
     "ff": ["--policy", "first-fit", *POLICY_BOUNDS],
     "sym": ["--policy", "symmetric_best_fit:SymmetricBestFit", *POLICY_BOUNDS],
+    "sym6": ["--policy", "symmetric_best_fit:SymmetricBestFit", "--claim", "policy.valid", "--max-nodes", "3",
+             "--depth", "6"],
+    "compass": ["--policy", "compass-literal", *POLICY_BOUNDS],
 }
 
 
@@ -55,29 +57,22 @@ def main() -> None:
     ap.add_argument("--ref", default="1b303a9", help="the reference commit (default 1b303a9: before the scheduler model)")
     ap.add_argument("--cases", default=",".join(CASES), help=f"comma-separated, from {', '.join(CASES)}")
     a = ap.parse_args()
-    tmp = Path(tempfile.mkdtemp(prefix="bench_scheduler_model_"))
-    ref = tmp / "ref"
-    ref.mkdir()
-    archive = subprocess.run(["git", "archive", "--format=tar", a.ref], cwd=ROOT, check=True, capture_output=True)
-    subprocess.run(["tar", "-x", "-C", str(ref)], input=archive.stdout, check=True)
-    print(f"reference: {a.ref} (git archive in {ref}); this tree: {ROOT}; {os.cpu_count()} CPUs")
-    print(f"{'case':<7} {'ref s':>7} {'new s':>7} {'wall ratio':>10} {'ref distinct':>12} {'new distinct':>12} "
-          f"{'ref st/s':>9} {'new st/s':>9} {'st/s ratio':>10} same")
-    try:
+    with reference_tree(a.ref, "bench_scheduler_model_") as ref:
+        print(f"{'case':<7} {'ref s':>7} {'new s':>7} {'wall ratio':>10} {'ref distinct':>12} {'new distinct':>12} "
+              f"{'ref st/s':>9} {'new st/s':>9} {'st/s ratio':>10} same")
         for case in a.cases.split(","):
-            old, new = _run(ref, CASES[case]), _run(ROOT, CASES[case])
-            same = (old.rows, old.verdicts, old.rc) == (new.rows, new.verdicts, new.rc) and bool(new.rows)
-            r_rate, n_rate = old.distinct / old.wall, new.distinct / new.wall
-            print(f"{case:<7} {old.wall:>7.1f} {new.wall:>7.1f} {old.wall / new.wall:>9.2f}x {old.distinct:>12,} "
-                  f"{new.distinct:>12,} {r_rate:>9,.0f} {n_rate:>9,.0f} {n_rate / r_rate:>9.2f}x "
-                  f"{'yes' if same else 'no'}", flush=True)
-            if not same:
-                print(f"   reference rows {old.rows} verdicts {old.verdicts} exit {old.rc}")
-                print(f"   this tree rows {new.rows} verdicts {new.verdicts} exit {new.rc}")
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+            compare(ref, case)
     print("wall ratio = reference wall / this tree's; st/s ratio = this tree's distinct states per second / the "
           "reference's")
+
+
+def compare(ref: Path, case: str) -> None:
+    old, new = _run(ref, CASES[case]), _run(ROOT, CASES[case])
+    r_rate, n_rate = old.distinct / old.wall, new.distinct / new.wall
+    print(f"{case:<7} {old.wall:>7.1f} {new.wall:>7.1f} {old.wall / new.wall:>9.2f}x {old.distinct:>12,} "
+          f"{new.distinct:>12,} {r_rate:>9,.0f} {n_rate:>9,.0f} {n_rate / r_rate:>9.2f}x "
+          f"{'yes' if agree(old, new) else 'no'}", flush=True)
+    show_difference(old, new)
 
 
 if __name__ == "__main__":
