@@ -5,21 +5,32 @@ bad usage or input is one line ``PROG: error: ...`` on stderr, never a traceback
 """
 from __future__ import annotations
 
+import argparse
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Callable, NoReturn
+
 import pytest
 
 from heuristics.gpu.snapshot import SnapshotError
 from heuristics.gpu.trace import TraceError
-from proofs_check.cli import admit, plots, ringsim, sifopt, simulate
+from proofs_check.cli import admit, plots, ringsim, sifopt, simulate, verify
 from proofs_check.cli.common import (
     EXIT_INCONCLUSIVE,
+    EXIT_INTERNAL,
     EXIT_OK,
     EXIT_USAGE,
     EXIT_VIOLATED,
+    CliParser,
+    Exit,
     UsageError,
     make_parser,
     positive,
     run,
     usage_on,
+    version_text,
 )
 from proofs_check.core.engine import EngineError
 
@@ -49,15 +60,99 @@ def test_run_turns_input_errors_into_one_line_and_exit_2(capsys, error, text):
     assert capsys.readouterr().err == f"prog: error: {text}\n"
 
 
-def test_run_passes_exit_codes_and_lets_bugs_through(capsys):
+def test_run_passes_exit_codes_and_a_bug_is_exit_70_with_its_traceback_in_a_file(capsys, tmp_path, monkeypatch):
     assert run("prog", lambda: 3) == 3
 
     def bug() -> int:
-        raise ZeroDivisionError("a bug is a traceback, not a usage error")
+        raise ZeroDivisionError("a bug is not a usage error")
 
-    with pytest.raises(ZeroDivisionError):
-        run("prog", bug)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    assert run("prog", bug) == EXIT_INTERNAL == Exit.INTERNAL == 70
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and err.startswith("prog: internal error (a bug, not your input): "
+                                                         "ZeroDivisionError: a bug is not a usage error; ")
+    assert "please file a bug report" in err
+    (report,) = tmp_path.glob("prog-crash-*.txt")
+    assert f"the traceback is in {report}" in err
+    text = report.read_text()
+    assert text.startswith("prog placement-oracles ") and "Traceback (most recent call last)" in text
+    assert "ZeroDivisionError: a bug is not a usage error" in text
     assert run("prog", bug, usage_errors=(ZeroDivisionError,)) == EXIT_USAGE
+
+
+def test_a_crash_never_exits_1_even_in_a_subprocess(tmp_path) -> None:
+    """A bug deep inside a command (here: the solver step replaced by a division by zero) is exit 70 and
+    one line on stderr, not Python's traceback and exit 1 (1 is a finding)."""
+    import subprocess
+    import sys
+    code = ("import sys\n"
+            "from proofs_check.cli import sifopt\n"
+            "sifopt.solve = lambda *a: 1 / 0\n"
+            "sys.exit(sifopt.main(['--nodes', '2', '--counts', '1=1']))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "TMPDIR": str(tmp_path)})
+    assert proc.returncode == 70 and proc.stdout == ""
+    assert len(proc.stderr.splitlines()) == 1 and "sifopt: internal error" in proc.stderr
+    assert list(tmp_path.glob("sifopt-crash-*.txt"))
+
+
+def test_the_exit_code_table_in_docs_is_the_code():
+    """docs/cli.md has the one table of exit codes; it lists exactly :class:`Exit`."""
+    text = (Path(__file__).resolve().parent.parent / "docs" / "cli.md").read_text()
+    rows = re.findall(r"^\| (\d+) \| `(\w+)` \|", text, flags=re.M)
+    assert {(int(code), name) for code, name in rows} == {(e.value, e.name) for e in Exit}
+
+
+COMMANDS = {"verify": verify.main, "sifopt": sifopt.main, "admit": admit.main, "simulate": simulate.main,
+            "simulate-plot": plots.main, "ringsim": ringsim.main}
+
+
+@pytest.mark.parametrize("prog", sorted(COMMANDS))
+def test_every_command_has_version(capsys, prog):
+    with pytest.raises(SystemExit) as stop:
+        COMMANDS[prog](["--version"])
+    assert stop.value.code == 0
+    out = capsys.readouterr().out
+    assert out == version_text(prog) + "\n"
+    assert out.startswith(f"{prog} placement-oracles ") and "Python 3." in out
+
+
+class _Parser(BaseException):
+    """Carries the parser a command builds out of its main (a BaseException: run() lets it through)."""
+
+
+def parser_of(main: Callable[[list[str]], int], monkeypatch: pytest.MonkeyPatch) -> argparse.ArgumentParser:
+    def grab(self: argparse.ArgumentParser, *args: object, **kwargs: object) -> NoReturn:
+        raise _Parser(self)
+
+    monkeypatch.setattr(CliParser, "parse_args", grab)
+    with pytest.raises(_Parser) as got:
+        main([])
+    parser = got.value.args[0]
+    assert isinstance(parser, argparse.ArgumentParser)
+    return parser
+
+
+@pytest.mark.parametrize("prog", sorted(COMMANDS))
+def test_every_flag_says_what_it_is_and_its_default(monkeypatch, prog):
+    """Every argument has help text, and every optional flag with a default names it ("default")."""
+    missing = []
+    for action in parser_of(COMMANDS[prog], monkeypatch)._actions:
+        if isinstance(action, (argparse._HelpAction, argparse._VersionAction)):
+            continue
+        text = action.help or ""
+        has_default = action.option_strings and action.default not in (None, False, [], argparse.SUPPRESS)
+        if not text or (has_default and "default" not in text):
+            missing.append("/".join(action.option_strings) or action.dest)
+    assert not missing, f"{prog}: flags without help or without their default: {missing}"
+
+
+@pytest.mark.parametrize("prog", ["admit", "sifopt"])
+def test_admit_and_sifopt_help_documents_the_snapshot_format(capsys, prog):
+    with pytest.raises(SystemExit):
+        COMMANDS[prog](["--help"])
+    out = capsys.readouterr().out
+    assert '"placement": [[{"job": 1, "g": 4}' in out and "capacity" in out and "Exit codes" in out
 
 
 def test_usage_on_converts_only_the_named_errors():

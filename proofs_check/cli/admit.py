@@ -32,13 +32,14 @@ may be strings or integers; they are printed as given. ``--json`` prints the que
 certificate and ``after``: the placement after the moves (the job's instances included) as a
 canonical snapshot, readable by ``admit``, ``sifopt`` and ``verify --audit`` again.
 
-Exit codes: 0 answered and proven optimal; 1 impossible (the job cannot be admitted by any
+Exit codes (docs/cli.md): 0 answered and proven optimal; 1 impossible (the job cannot be admitted by any
 migrations / no packing meets the target); 2 bad usage or input (one line on stderr naming the
 file and the field); 3 the solver hit its time limit (an incumbent, if any, is printed and marked
-unproven).
+unproven); 70 internal error.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import sys
@@ -57,6 +58,7 @@ from oracle.gpu.min_migration import (
     min_migrations_to_admit,
 )
 from oracle.result import Certificate, Status
+from proofs_check.cli.certificate_text import certificate_text
 from proofs_check.cli.common import (
     EXIT_INCONCLUSIVE,
     EXIT_OK,
@@ -153,7 +155,7 @@ def render(cert: MigrationCert, question: dict[str, Any], labels: Labels, snap: 
     """The answer as text: status, cost, value (partial / empty nodes), every move."""
     lines = [f"snapshot: {question['snapshot']}  N={question['n_nodes']}  {cluster_text(snap)}",
              _head(cert, question),
-             f"status: {cert.status} ({cert.solver} {cert.solver_version}, {cert.wall_time:.3f} s)"]
+             f"status: {cert.status} {certificate_text(cert)}"]
     if cert.status == "infeasible":
         lines.append("impossible: " + ("no migrations make room for this job (total capacity or packing)"
                                        if question["kind"] == "admit" else "no packing meets the target"))
@@ -175,16 +177,27 @@ def render(cert: MigrationCert, question: dict[str, Any], labels: Labels, snap: 
 
 
 def build_parser() -> CliParser:
-    ap = make_parser(PROG, __doc__.split("\n\n")[0] if __doc__ else None)
-    ap.add_argument("snapshot", help="SNAPSHOT.json (see the module docstring for the format)")
+    assert __doc__ is not None
+    head, rest = __doc__.split("\n\n", 1)
+    ap = make_parser(PROG, head, formatter_class=argparse.RawDescriptionHelpFormatter, epilog=rest)
+    ap.add_argument("snapshot", help="SNAPSHOT.json: a placement in the snapshot format (below; also read by sifopt "
+                                     "and verify --audit)")
     what = ap.add_mutually_exclusive_group(required=True)
-    what.add_argument("--job", help="GxW: the waiting job's per-instance GPUs and instance count")
-    what.add_argument("--repack", action="store_true", help="min-migration repack to Φ★ partial nodes")
-    ap.add_argument("--job-id", type=int, default=None, help="id for the waiting job (default: max id + 1)")
-    ap.add_argument("--target", type=int, default=None, help="with --repack: at most K partial nodes")
-    ap.add_argument("--solver", choices=sorted(BACKENDS), default="cp-sat")
-    ap.add_argument("--time-limit", type=positive(float), default=DEFAULT_TIME_LIMIT)
-    ap.add_argument("--json", action="store_true", help="print one JSON object")
+    what.add_argument("--job", metavar="GxW",
+                      help="the waiting job: g GPUs per instance × w instances, e.g. 4x2 (one of --job / --repack)")
+    what.add_argument("--repack", action="store_true",
+                      help="the minimum-migration repack to Φ★ partial nodes, or to --target K (one of --job / --repack)")
+    ap.add_argument("--job-id", type=int, default=None, help="id of the waiting job (default: the largest integer id "
+                                                             "placed + 1)")
+    ap.add_argument("--target", type=int, default=None, metavar="K",
+                    help="with --repack: at most K partial nodes (default: Φ★, the fewest possible)")
+    ap.add_argument("--solver", choices=sorted(BACKENDS), default="cp-sat",
+                    help="cp-sat: OR-Tools CP-SAT; highs: the HiGHS MILP solver through PuLP, a second opinion "
+                         "(default %(default)s)")
+    ap.add_argument("--time-limit", type=positive(float), default=DEFAULT_TIME_LIMIT, metavar="SECONDS",
+                    help="solver time limit, in seconds; when hit, the best answer is printed unproven and the exit "
+                         "code is 3 (default %(default)s)")
+    ap.add_argument("--json", action="store_true", help="print one JSON object instead of text (default: text)")
     return ap
 
 

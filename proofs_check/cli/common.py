@@ -1,7 +1,11 @@
 """What every command-line program shares: exit codes, usage errors, the parser, the error wrapper.
 
-Exit codes (SPEC, the same for every command): 0 ok / holds, 1 violated (or impossible,
-incomplete), 2 bad usage or input, 3 inconclusive (a budget or solver limit was hit).
+Exit codes (:class:`Exit`, the same for every command; the one table is docs/cli.md): 0 ok /
+holds / answered, 1 a finding (violated, impossible, or a run that aborted because the scheduler
+failed), 2 bad usage or input, 3 inconclusive (a budget or solver limit was hit, or vacuous),
+70 internal error (a bug of this program: one line on stderr asking for a bug report and naming
+the file the traceback was written to — never exit 1, which is a finding), 130 interrupted,
+141 the output pipe was closed.
 
 Bad usage or input is always one line on stderr, ``PROG: error: <file>:<line>: field 'F':
 <problem>`` (file, line and field where they apply), and exit 2 — never a traceback. A program
@@ -19,14 +23,22 @@ old file or none, never a 0-byte or truncated one. An output that cannot be writ
 it; 2 is distinct from every verdict: 0, 1 and 3).
 
 Parsers come from :func:`make_parser`, which refuses abbreviated options (``--dept`` for
-``--depth`` is an error, not a silent match) and turns argparse's own errors into UsageError.
+``--depth`` is an error, not a silent match), turns argparse's own errors into UsageError and gives
+every command ``--version`` (:func:`version_text`: the program, the distribution's version and the
+Python it runs on).
 """
 from __future__ import annotations
 
 import argparse
 import os
+import platform
 import sys
+import tempfile
+import time
+import traceback
 from contextlib import contextmanager
+from enum import IntEnum
+from importlib import metadata
 from pathlib import Path
 from typing import Any, Callable, Iterator, NoReturn, TypeVar
 
@@ -42,10 +54,29 @@ T = TypeVar("T", int, float)
 __all__ = ["EXIT_INCONCLUSIVE", "EXIT_OK", "EXIT_OUTPUT", "EXIT_USAGE", "EXIT_VIOLATED", "OutputError", "UsageError",
            "make_parser", "output_dir", "positive", "replace_output", "run", "usage_on", "write_output"]
 
+DISTRIBUTION = "placement-oracles"
+__all__ += ["EXIT_INTERNAL", "Exit", "version_text"]
+
+
+class Exit(IntEnum):
+    """The exit codes of every command (docs/cli.md has the one table; tests/test_cli_common.py
+    checks that it lists exactly these)."""
+
+    OK = EXIT_OK  # holds / answered / every run completed
+    FINDING = EXIT_VIOLATED  # violated, impossible, or a run aborted because the scheduler failed
+    USAGE = EXIT_USAGE  # bad usage or input, or an output that cannot be written
+    INCONCLUSIVE = EXIT_INCONCLUSIVE  # a budget or solver limit was hit first, or vacuous
+    INTERNAL = 70  # a bug of the program (sysexits' EX_SOFTWARE); the traceback is in a file
+    INTERRUPTED = 130  # 128 + SIGINT: stopped by Ctrl-C
+    BROKEN_PIPE = 141  # 128 + SIGPIPE: the reader of the output went away
+
+
+EXIT_INTERNAL = Exit.INTERNAL.value
+
 # Errors that mean "bad usage or input" in every program: exit 2, one line.
 INPUT_ERRORS: tuple[type[Exception], ...] = (SnapshotError, TraceError, RecordError, EngineError)
 # Path problems (a missing trace, an output folder that is a file): named by the path.
-EXIT_BROKEN_PIPE = 141
+EXIT_BROKEN_PIPE = Exit.BROKEN_PIPE.value
 PATH_ERRORS: tuple[type[OSError], ...] = (FileNotFoundError, IsADirectoryError, NotADirectoryError,
                                           PermissionError)
 
@@ -112,10 +143,24 @@ class CliParser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
+def version_text(prog: str) -> str:
+    """``PROG placement-oracles X.Y.Z (Python 3.11.4)``: what ``--version`` prints and a crash
+    report starts with (``unknown version`` when run from a source tree that is not installed)."""
+    try:
+        version = metadata.version(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        version = "unknown version (not installed)"
+    return f"{prog} {DISTRIBUTION} {version} (Python {platform.python_version()})"
+
+
 def make_parser(prog: str, description: str | None = None, **kwargs: Any) -> CliParser:
-    """A parser for ``prog``; abbreviations of long options are always refused
+    """A parser for ``prog`` with ``--version``; abbreviations of long options are always refused
     (``allow_abbrev=False``; passing ``allow_abbrev`` is a TypeError)."""
-    return CliParser(prog=prog, description=description, allow_abbrev=False, **kwargs)
+    parser = CliParser(prog=prog, description=description, allow_abbrev=False, **kwargs)
+    parser.add_argument("--version", action="version", version=version_text(prog),
+                        help="print the program's name, the placement-oracles version and the Python version, "
+                             "and exit 0")
+    return parser
 
 
 def positive(kind: Callable[[str], T]) -> Callable[[str], T]:
@@ -151,10 +196,39 @@ def one_line(error: BaseException) -> str:
     return " ".join(part.strip() for part in text.splitlines() if part.strip())
 
 
+def crash_report(prog: str, error: BaseException, argv: list[str] | None = None) -> Path | None:
+    """Write the traceback of an internal error, with the version and the command line, to a new
+    file in the temporary folder (``$TMPDIR``); its path, or None when it cannot be written."""
+    text = "".join([f"{version_text(prog)}\n",
+                    f"command: {' '.join(sys.argv if argv is None else argv)}\n",
+                    f"time: {time.strftime('%Y-%m-%d %H:%M:%S %z')}\n\n",
+                    *traceback.format_exception(error)])
+    try:
+        fd, name = tempfile.mkstemp(prefix=f"{prog}-crash-", suffix=".txt")
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+    except OSError:
+        return None
+    return Path(name)
+
+
+def internal_error(prog: str, error: BaseException) -> int:
+    """One line on stderr: the error, a request for a bug report and where the traceback went;
+    exit :attr:`Exit.INTERNAL` (never 1, which is a finding)."""
+    path = crash_report(prog, error)
+    details = f"the traceback is in {path}" if path is not None else "the traceback follows"
+    print(f"{prog}: internal error (a bug, not your input): {type(error).__name__}: {one_line(error)}; "
+          f"please file a bug report with the command line; {details}", file=sys.stderr)
+    if path is None:
+        traceback.print_exception(error, file=sys.stderr)
+    return EXIT_INTERNAL
+
+
 def run(prog: str, body: Callable[[], int], usage_errors: tuple[type[Exception], ...] = ()) -> int:
     """``body()``'s exit code; on bad usage or input (UsageError, a path error, a snapshot or
     trace loader's error, EngineError, or one of ``usage_errors``) print ``PROG: error: ...``
-    as one line on stderr and return 2."""
+    as one line on stderr and return 2; on any other exception (a bug) print one line asking for a
+    bug report, write the traceback to a file (:func:`crash_report`) and return 70."""
     caught: tuple[type[Exception], ...] = (UsageError, *PATH_ERRORS, *INPUT_ERRORS, *usage_errors)
     try:
         return body()
@@ -165,3 +239,5 @@ def run(prog: str, body: Callable[[], int], usage_errors: tuple[type[Exception],
     except caught as e:
         print(f"{prog}: error: {one_line(e)}", file=sys.stderr)
         return EXIT_USAGE
+    except Exception as e:  # a bug: never a bare traceback and exit 1 (1 is a finding)
+        return internal_error(prog, e)

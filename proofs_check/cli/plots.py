@@ -1,4 +1,4 @@
-"""Time-series plots of ``simulate`` results, like seeds/000 Fig. 5–7 (§6.6 case study).
+"""Time-series plots of ``simulate`` results, like COMPASS-ABS (arXiv:2609.18519v1) Fig. 5–7 (§6.6 case study).
 
 For every sweep point (η, migration cost, day) of a results folder written by ``simulate --out``,
 three PNGs with one step line per scheduler: N·SIF (avoidable partial nodes, Fig. 5), GPU
@@ -122,9 +122,12 @@ def plot_fill(folder: str | Path) -> Path:
 
 def _main(argv: Sequence[str] | None) -> int:
     p = make_parser(PROG, __doc__.split("\n")[0] if __doc__ else None)
-    p.add_argument("folder")
-    p.add_argument("--t0", type=float, default=None)
-    p.add_argument("--t1", type=float, default=None)
+    p.add_argument("folder", help="a results folder written by simulate --out DIR (reads summary.csv and series/*.csv;"
+                                  " the PNGs go to DIR/plots)")
+    p.add_argument("--t0", type=float, default=None, metavar="SECONDS",
+                   help="start of the time window drawn, in seconds of simulated time (default: the run's start)")
+    p.add_argument("--t1", type=float, default=None, metavar="SECONDS",
+                   help="end of the time window drawn, in seconds of simulated time (default: the run's end)")
     a = p.parse_args(argv)
     with usage_on(KeyError, ValueError, prefix=a.folder):  # a results folder not written by simulate
         for path in plot_folder(a.folder, a.t0, a.t1):

@@ -1,11 +1,12 @@
-"""``ringsim``: sweep the OCS simulator over schedulers × workloads × loads × seeds (seed 004, §V).
+"""``ringsim``: sweep the OCS simulator over schedulers × workloads × loads × seeds (RingStitch, arXiv:2609.37627v1, §V).
 
 Writes ``results.csv`` (tidy: one row per scheduler, workload, load, seed, metric, value) and one
 PNG per metric (mean over seeds against load, one panel per workload, one line per scheduler) into
 ``--out``; progress goes to stderr, a summary table (means over seeds) to stdout. Every cell uses
 the same arrival trace for every scheduler (common random numbers).
 
-Exit codes: 0 ok, 2 bad usage or input (one line on stderr naming the option).
+Exit codes (docs/cli.md): 0 ok, 2 bad usage or input (one line on stderr naming the option),
+70 internal error.
 """
 from __future__ import annotations
 
@@ -162,23 +163,35 @@ def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[Cel
     ap = make_parser(PROG, __doc__.split("\n\n")[0] if __doc__ else None)
     ap.add_argument("--schedulers", default=",".join(PAPER_POLICIES),
                     help=f"comma-separated, of {', '.join(RING_POLICIES)} (default: the paper's six)")
-    ap.add_argument("--workloads", default=",".join(WORKLOADS))
-    ap.add_argument("--loads", default="0.6,0.7,0.8,0.9,0.95", help="offered loads, fractions")
-    ap.add_argument("--seeds", type=int, default=3, help="seeds 0..N-1 (paper: 50)")
-    ap.add_argument("--first-seed", type=int, default=0)
-    ap.add_argument("--dims", default="5,5,6", help="torus X,Y,Z (paper 5,5,6)")
-    ap.add_argument("--capacity", type=int, default=64, help="chips per rack (paper 64)")
-    ap.add_argument("--warmup", type=float, default=50.0)
-    ap.add_argument("--measure", type=float, default=200.0)
-    ap.add_argument("--drain", type=float, default=50.0)
-    ap.add_argument("--penalty", default="linear", choices=PENALTY_NAMES)
-    ap.add_argument("--out", default="ringsim-out", help="output folder")
-    ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--workloads", default=",".join(WORKLOADS),
+                    help="comma-separated workload mixes of the paper's §V (A: power-of-two slices, B/C: fragmenting "
+                         "mixes, D: phased; docs/ringstitch.md) (default %(default)s)")
+    ap.add_argument("--loads", default="0.6,0.7,0.8,0.9,0.95",
+                    help="offered loads, comma-separated fractions of the cluster's chips, each in (0, 1.5] "
+                         "(default %(default)s)")
+    ap.add_argument("--seeds", type=int, default=3, help="number of seeds per cell (paper: 50) (default %(default)s)")
+    ap.add_argument("--first-seed", type=int, default=0,
+                    help="the seeds run are FIRST .. FIRST + --seeds - 1 (default %(default)s)")
+    ap.add_argument("--dims", default="5,5,6", help="torus size X,Y,Z in racks (paper 5,5,6) (default %(default)s)")
+    ap.add_argument("--capacity", type=int, default=64, help="chips per rack (paper 64) (default %(default)s)")
+    ap.add_argument("--warmup", type=float, default=50.0,
+                    help="warm-up window before measuring, in hours of simulated time (default %(default)s)")
+    ap.add_argument("--measure", type=float, default=200.0,
+                    help="measurement window, in hours of simulated time (default %(default)s)")
+    ap.add_argument("--drain", type=float, default=50.0,
+                    help="drain window after measuring (no new arrivals; the run ends after it), in hours of "
+                         "simulated time (default %(default)s)")
+    ap.add_argument("--penalty", default="linear", choices=PENALTY_NAMES,
+                    help="fragmentation penalty of a rack left with l chips: linear C - l + 1, or inverse 1/l "
+                         "(default %(default)s)")
+    ap.add_argument("--out", default="ringsim-out", help="output folder, created if missing (default %(default)s)")
+    ap.add_argument("--workers", type=int, default=1, help="parallel processes, one cell each (default %(default)s)")
     ap.add_argument("--backend", choices=("local", "dask"), default="local",
-                    help="run the cells here (process pool) or on a Dask cluster (proofs_check.core.engine)")
+                    help="run the cells here (process pool) or on a Dask cluster (proofs_check.core.engine) "
+                         "(default %(default)s)")
     ap.add_argument("--address", default=None, metavar="HOST:PORT",
                     help="--backend dask: the running Dask scheduler (default: a local cluster of --workers)")
-    ap.add_argument("--no-plots", action="store_true")
+    ap.add_argument("--no-plots", action="store_true", help="write results.csv only, no PNGs (default: PNGs too)")
     args = ap.parse_args(argv)
     schedulers = _names(args.schedulers, tuple(RING_POLICIES), "--schedulers")
     workloads = _names(args.workloads, tuple(WORKLOADS), "--workloads")

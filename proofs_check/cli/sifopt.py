@@ -30,12 +30,13 @@ witness packing realising Φ★. ``--json`` prints the same as one JSON object.
 otherwise); ``cpsat`` / ``milp`` the pattern ILP on CP-SAT / HiGHS-through-PuLP; ``brute`` the
 exhaustive search, refused above 16 instances.
 
-Exit codes: 0 solved; 1 the instances do not fit in N nodes (Φ★ infeasible — only possible for
+Exit codes (docs/cli.md): 0 solved; 1 the instances do not fit in N nodes (Φ★ infeasible — only possible for
 ``counts`` input); 2 bad usage or input (one line on stderr naming the file or option and the
-field); 3 a solver hit its time limit (Φ★ unknown), as ``verify`` uses 3 for inconclusive.
+field); 3 a solver hit its time limit (Φ★ unknown), as ``verify`` uses 3 for inconclusive; 70 internal error.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from dataclasses import replace
@@ -62,6 +63,7 @@ from oracle.gpu.phi_star import (
 from oracle.gpu.mixed_phi import MixedProblem, MixedWitness, Objective, mixed_bruteforce, node_is_partial, solve_mixed
 from oracle.gpu.mixed_phi import Solver as MixedSolver
 from oracle.result import Certificate, Status, Unproven
+from proofs_check.cli.certificate_text import certificate_text
 from proofs_check.cli.common import (
     EXIT_INCONCLUSIVE,
     EXIT_OK,
@@ -142,7 +144,7 @@ def certificate_json(c: PhiCert) -> dict[str, Any]:
 
 
 def _cert_line(c: Certificate[Any, Any]) -> str:
-    return f"[{c.status}, {c.solver} {c.solver_version}, {c.wall_time:.3f} s]"
+    return certificate_text(c)
 
 
 def _answer_lines(r: dict[str, Any], phi: Certificate[Any, Any], mn: Certificate[Any, Any], fit: str,
@@ -277,15 +279,25 @@ def render_mixed(r: dict[str, Any], phi: MixedCert, mn: MixedCert) -> str:
 
 
 def build_parser() -> CliParser:
-    ap = make_parser(PROG, "Exact Φ★ / F★ / SIF of a GPU-cluster snapshot (COMPASS-ABS §3.2).")
-    ap.add_argument("snapshot", nargs="?", help="snapshot JSON file (see docs/sifopt.md)")
-    ap.add_argument("--nodes", type=int, help="cluster size N (with --counts)")
-    ap.add_argument("--nodes-file", default=None, help="openb node list (mixed capacities) instead of --nodes")
-    ap.add_argument("--counts", help="instance counts by demand, e.g. 1=6,2=1,4=2")
+    assert __doc__ is not None
+    ap = make_parser(PROG, "Exact Φ★ / F★ / SIF of a GPU-cluster snapshot (COMPASS-ABS §3.2).",
+                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n", 1)[1])
+    ap.add_argument("snapshot", nargs="?", help="snapshot JSON file: counts or a placement (format below and in "
+                                                "docs/sifopt.md); or give --nodes/--nodes-file and --counts")
+    ap.add_argument("--nodes", type=int, help="cluster size N, in nodes (with --counts; no default)")
+    ap.add_argument("--nodes-file", default=None, metavar="NODES.csv",
+                    help="openb node list (sn,cpu_milli,memory_mib,gpu,model; mixed capacities) instead of --nodes "
+                         "(no default)")
+    ap.add_argument("--counts", metavar="g=n,...",
+                    help="instance counts by per-instance GPU demand g, e.g. 1=6,2=1,4=2 (no default)")
     ap.add_argument("--capacity", type=int, default=None, help="GPUs per node (default 8)")
-    ap.add_argument("--solver", choices=("auto", "cpsat", "milp", "brute"), default="auto")
-    ap.add_argument("--time-limit", type=positive(float), default=DEFAULT_TIME_LIMIT, help="seconds per solve")
-    ap.add_argument("--json", action="store_true", help="machine-readable output")
+    ap.add_argument("--solver", choices=("auto", "cpsat", "milp", "brute"), default="auto",
+                    help="auto: exact dynamic programming on small instances, CP-SAT otherwise; cpsat / milp: the "
+                         "pattern ILP on CP-SAT / HiGHS; brute: exhaustive search, at most 16 instances "
+                         "(default %(default)s)")
+    ap.add_argument("--time-limit", type=positive(float), default=DEFAULT_TIME_LIMIT, metavar="SECONDS",
+                    help="time limit of each solve, in seconds; when hit, exit 3 (default %(default)s)")
+    ap.add_argument("--json", action="store_true", help="print one JSON object instead of text (default: text)")
     return ap
 
 

@@ -1,4 +1,4 @@
-"""``simulate``: replay a GPU job trace under several schedulers and compare them (seeds/000 §5–6).
+"""``simulate``: replay a GPU job trace under several schedulers and compare them (COMPASS-ABS, arXiv:2609.18519v1, §5–6).
 
 Usage::
 
@@ -22,26 +22,18 @@ stdout; a progress bar with ETA on stderr. ``--out DIR`` writes tidy files: ``su
 ``summary.json`` (runs + load report), ``jobs/<run>.csv`` (per job) and ``series/<run>.csv``
 (time series); ``--plot`` then draws the PNGs of ``proofs_check.cli.plots`` into ``DIR/plots``.
 
-Fill-until-full (``--mode fill``; chosen by itself for an openb pod list without times, the
-5-column ``multigpu*`` shape, and said so): the FGD paper's evaluation (``heuristics.gpu.fill``).
-``--nodes-file PATH`` (openb node list, mixed capacities; or ``--nodes N`` of 8 GPUs) is the
-cluster; ``--order shuffled|file``, ``--until U`` (draw the list again until U × the cluster's GPUs
-are requested), ``--seed``. Default schedulers: best-fit, fgd, cafgd and mcg when registered,
-compass-literal (on the 8-GPU partition). Prints the table with the oracle's exact bound;
-``--out DIR`` writes ``fill_curve.csv``, ``fill_bound.csv``, ``fill_summary.json`` (``--plot``:
-``fill.png``) — ``proofs_check.cli.simulate_fill``.
+Fill-until-full (``--mode fill``; chosen by itself for an openb pod list without times, and said
+so): the FGD paper's evaluation on ``--nodes-file PATH`` or ``--nodes N``, with ``--order``,
+``--until U`` and ``--seed`` (``proofs_check.cli.simulate_fill``, docs/heterogeneous.md).
 
 A timed replay with ``--nodes-file PATH`` (openb node list) runs on those nodes, mixed capacities
-and GPU models included (``heuristics.gpu.simulator.on_node_list``, docs/heterogeneous.md): the
-cluster line is printed, COMPASS variants run on the 8-GPU partition (said in a note; N is then the
-partition's), sifopt, fft and drr run natively on the mixed capacities (their repacks take per-node
-capacities), a scheduler that cannot run there (another migrating one; sifopt, fft and drr when
-jobs are model-constrained) is skipped with its reason, and jobs that can never run (g above every
-node, a ``gpu_spec`` matching no node) are left out and counted in a note. AGU is over the
-cluster's real GPUs, Φπ per node's own capacity, Φ★ by ``oracle.gpu.mixed_phi``.
+and GPU models included: COMPASS variants on the 8-GPU partition, sifopt, fft and drr natively, a
+scheduler that cannot run there skipped with its reason, jobs that can never run left out and
+counted in a note (``heuristics.gpu.simulator.on_node_list``, docs/heterogeneous.md).
 
-Exit codes: 0 every run completed; 1 some run did not complete (a policy refused a departure or
-left the queue stuck — shown in the status column); 2 bad usage or input (one line on stderr).
+Exit codes (docs/cli.md): 0 every run completed; 1 some run aborted because its scheduler failed (it
+refused a departure or left the queue stuck — shown in the status column); 2 bad usage or input
+(one line on stderr); 70 internal error.
 """
 from __future__ import annotations
 
@@ -178,31 +170,42 @@ def default_schedulers(policy_opts: PolicyOpts) -> tuple[list[str], list[tuple[s
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = make_parser(PROG, __doc__.split("\n")[0] if __doc__ else None)
     p.add_argument("trace", nargs="?", help="trace file (default: the built-in generated trace)")
-    p.add_argument("--format", default="simple", help=f"trace format: {', '.join(FORMATS)}")
+    p.add_argument("--format", default="simple",
+                   help=f"trace format: {', '.join(FORMATS)} (docs/traces.md) (default %(default)s)")
     p.add_argument("--schedulers", default=None,
                    help="comma-separated policy names or package.module:factory specs (a module in the current "
                         "directory is found; default: every registered one)")
-    p.add_argument("--eta", default="0.9", help="cluster-sizing percentile(s) η, comma-separated")
-    p.add_argument("--migration-cost", default="8", help="seconds per migration, comma-separated")
-    p.add_argument("--charging", default="per-event", help=f"one of {', '.join(CHARGING)}")
-    p.add_argument("--queue", default="fifo", help=f"one of {', '.join(DISCIPLINES)}")
+    p.add_argument("--eta", default="0.9",
+                   help="cluster-sizing percentile(s) η in (0, 1], comma-separated: N = max(⌈p_η / 8⌉, the largest "
+                        "job's nodes), p_η the η-quantile of the GPUs in use over time (eq. 13) (default %(default)s)")
+    p.add_argument("--migration-cost", default="8",
+                   help="delay of a migrated job, in seconds per migration, comma-separated (default %(default)s)")
+    p.add_argument("--charging", default="per-event",
+                   help=f"how a migration is charged: one of {', '.join(CHARGING)} (per-event: once per job and "
+                        "scheduler event; per-instance: once per moved instance) (default %(default)s)")
+    p.add_argument("--queue", default="fifo",
+                   help=f"wait-queue discipline: one of {', '.join(DISCIPLINES)} (default %(default)s)")
     p.add_argument("--policy-opt", action="append", default=[], metavar="SCHED:KEY=VALUE",
                    help="option for one scheduler, e.g. hier-compass:panels_per_domain=2 (repeatable)")
     p.add_argument("--nodes", type=int, default=None, help="fix N instead of sizing by η")
     p.add_argument("--day", default=None, help="day(s) to replay: D, D1,D2 or D1-D2")
     p.add_argument("--window", default=None, help="submit window T0:T1 in seconds")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed handed to schedulers that take one and, with --mode fill, of the shuffled order "
+                        "(default %(default)s)")
     p.add_argument("--out", default=None, help="output folder for CSV/JSON results")
-    p.add_argument("--workers", type=int, default=1, help="parallel processes for the sweep")
+    p.add_argument("--workers", type=int, default=1, help="parallel processes for the sweep (default %(default)s)")
     p.add_argument("--backend", choices=("local", "dask"), default="local",
-                   help="run the sweep here (process pool) or on a Dask cluster (proofs_check.core.engine)")
+                   help="run the sweep here (process pool) or on a Dask cluster (proofs_check.core.engine) "
+                        "(default %(default)s)")
     p.add_argument("--address", default=None, metavar="HOST:PORT",
                    help="--backend dask: the running Dask scheduler (default: a local cluster of --workers)")
     p.add_argument("--plot", action="store_true", help="draw PNGs into OUT/plots (needs --out)")
     p.add_argument("--mode", choices=("replay", "fill"), default=None,
                    help="replay a timed trace, or fill-until-full (default: by the file's shape)")
     p.add_argument("--nodes-file", default=None, help="openb node list: the cluster (mixed capacities)")
-    p.add_argument("--order", choices=ORDERS, default="shuffled", help="fill: submission order")
+    p.add_argument("--order", choices=ORDERS, default="shuffled",
+                   help="fill: submission order, shuffled by --seed or as in the file (default %(default)s)")
     p.add_argument("--until", type=float, default=None, help="fill: submit until U x cluster GPUs requested")
     a = p.parse_args(argv)
     if a.format not in FORMATS:

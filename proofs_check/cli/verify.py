@@ -10,8 +10,9 @@
     verify --audit binds.csv --nodes-file nodes.csv   # a Kubernetes-style binding stream
     verify --list
 
-Exit codes: 0 every checked claim holds within its bounds; 1 a claim is violated; 2 bad usage or
-input; 3 inconclusive (a budget or solver limit was hit) or vacuous (premise never met).
+Exit codes (docs/cli.md): 0 every checked claim holds within its bounds (a measurement: measured
+completely); 1 a claim is violated; 2 bad usage or input; 3 inconclusive (a budget or solver limit
+was hit) or vacuous (premise never met); 70 internal error (a bug: the traceback is in a file).
 """
 from __future__ import annotations
 
