@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, Sequence
 
 from heuristics.gpu.cluster import G_DEFAULT, Instance, Placement, counts_of
+from heuristics.limits import Size, within
 
 JobId = str | int
 FIELDS = ("capacity", "nodes", "placement", "counts", "capacities", "models")
@@ -208,6 +209,7 @@ def parse_snapshot(data: Any, source: str, *, strict: bool = True) -> Snapshot:
     d = _object(data, source, None, FIELDS, "the snapshot")
     caps, models = _parse_capacities(d, source)
     capacity = require_int(d.get("capacity", G_DEFAULT if caps is None else max(caps, default=1)), source, "capacity", 1)
+    within(Size.CAPACITY, capacity, source, "capacity", SnapshotError)
     if caps is not None and caps and max(caps) > capacity:
         raise SnapshotError(source, "capacities", f"a node of {max(caps)} GPUs > capacity {capacity}")
     if ("counts" in d) == ("placement" in d):
@@ -216,11 +218,15 @@ def parse_snapshot(data: Any, source: str, *, strict: bool = True) -> Snapshot:
         if "nodes" not in d and caps is None:
             raise SnapshotError(source, "nodes", "missing (required with 'counts')")
         n_nodes = require_int(d.get("nodes", len(caps or ())), source, "nodes", 0)
+        within(Size.NODES, n_nodes, source, "nodes", SnapshotError)
         _check_node_count(caps, n_nodes, source)
-        snap = Snapshot.of_counts(n_nodes, parse_counts(d["counts"], source, capacity), capacity, source)
+        counts = parse_counts(d["counts"], source, capacity)
+        within(Size.INSTANCES, sum(counts), source, "counts", SnapshotError)
+        snap = Snapshot.of_counts(n_nodes, counts, capacity, source)
         return replace(snap, capacities=caps, models=models)
     listed = _parse_nodes(d["placement"], source, capacity)
     n_nodes = require_int(d.get("nodes", len(listed) if caps is None else len(caps)), source, "nodes", 1)
+    within(Size.NODES, n_nodes, source, "nodes", SnapshotError)
     if n_nodes < len(listed):
         raise SnapshotError(source, "nodes", f"{n_nodes} < the {len(listed)} nodes listed in 'placement'")
     _check_node_count(caps, n_nodes, source)
@@ -240,6 +246,7 @@ def _parse_capacities(d: dict[str, Any], source: str) -> tuple[tuple[int, ...] |
     raw = d["capacities"]
     if not isinstance(raw, list):
         raise SnapshotError(source, "capacities", "must be a list of integers (GPUs per node)")
+    within(Size.NODES, len(raw), source, "capacities", SnapshotError)
     caps = tuple(require_int(c, source, f"capacities[{n}]", 1) for n, c in enumerate(raw))
     if "models" not in d:
         return caps, None
@@ -317,6 +324,9 @@ def decode(text: str, source: str, line: int | None = None) -> Any:
     except json.JSONDecodeError as e:
         at = f"{source}:{e.lineno if line is None else line}"
         raise SnapshotError(at, None, f"invalid JSON at column {e.colno}: {e.msg}") from None
+    except RecursionError:
+        at = source if line is None else f"{source}:{line}"
+        raise SnapshotError(at, None, "JSON nested too deeply") from None
 
 
 def read_text(path: str) -> str:

@@ -30,6 +30,7 @@ from typing import Callable, Iterable, Iterator, NamedTuple, Protocol
 
 from heuristics.gpu.cluster import G_DEFAULT
 from heuristics.gpu.trace import LoadReport, Trace, TraceError, TraceJob, rebased
+from heuristics.limits import Size, limit, message
 
 # Drop reasons, in the order they are tested.
 CPU_ONLY = "CPU-only"
@@ -81,6 +82,8 @@ class Row(NamedTuple):
         x = self.number(column)
         if x < 0 or x != int(x):
             raise self.error(column, f"not a non-negative integer: {self.values[column].strip()!r}")
+        if x > limit(Size.INSTANCES):  # a count a run would allocate for (w, GPUs, nodes of a job)
+            raise self.error(column, message(Size.INSTANCES, int(x)))
         return int(x)
 
     def timestamp(self, column: str) -> float:

@@ -47,6 +47,7 @@ from dataclasses import asdict, replace
 from typing import Any, Sequence, cast
 
 from heuristics.gpu.snapshot import JobId, Snapshot, load_snapshot
+from heuristics.limits import Size, within
 from oracle.gpu.min_migration import (
     BACKENDS,
     DEFAULT_TIME_LIMIT,
@@ -69,6 +70,7 @@ from proofs_check.cli.common import (
     positive,
     run,
 )
+from proofs_check.cli.limit_option import add_limit_option
 
 PROG = "admit"
 Labels = tuple[JobId | None, ...]  # internal job id -> the snapshot's job id (None: no id)
@@ -85,6 +87,7 @@ def parse_job(text: str, capacity: int) -> tuple[int, int]:
         raise UsageError(f"--job: g={g} outside 1..{capacity}")
     if w < 1:
         raise UsageError(f"--job: w={w} must be >= 1")
+    within(Size.INSTANCES, w, "--job", "w")
     return g, w
 
 
@@ -198,6 +201,7 @@ def build_parser() -> CliParser:
                     help="solver time limit, in seconds; when hit, the best answer is printed unproven and the exit "
                          "code is 3 (default %(default)s)")
     ap.add_argument("--json", action="store_true", help="print one JSON object instead of text (default: text)")
+    add_limit_option(ap)
     return ap
 
 

@@ -44,6 +44,7 @@ from typing import Any, Callable, Iterator, NoReturn, TypeVar
 
 from heuristics.gpu.snapshot import SnapshotError
 from heuristics.gpu.trace import TraceError
+from heuristics.limits import LimitError
 from proofs_check.core.atomic import replace_atomic, write_atomic
 from proofs_check.core.engine import EngineError
 from proofs_check.core.trace import RecordError
@@ -74,7 +75,7 @@ class Exit(IntEnum):
 EXIT_INTERNAL = Exit.INTERNAL.value
 
 # Errors that mean "bad usage or input" in every program: exit 2, one line.
-INPUT_ERRORS: tuple[type[Exception], ...] = (SnapshotError, TraceError, RecordError, EngineError)
+INPUT_ERRORS: tuple[type[Exception], ...] = (SnapshotError, TraceError, RecordError, EngineError, LimitError)
 # Path problems (a missing trace, an output folder that is a file): named by the path.
 EXIT_BROKEN_PIPE = Exit.BROKEN_PIPE.value
 PATH_ERRORS: tuple[type[OSError], ...] = (FileNotFoundError, IsADirectoryError, NotADirectoryError,
@@ -173,6 +174,8 @@ def positive(kind: Callable[[str], T]) -> Callable[[str], T]:
             raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
         if not value > 0:
             raise argparse.ArgumentTypeError(f"{text!r} must be > 0")
+        if value == float("inf"):
+            raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
         return value
     return parse
 

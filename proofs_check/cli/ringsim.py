@@ -18,10 +18,14 @@ import time
 from pathlib import Path
 from typing import NamedTuple, Sequence
 
-from heuristics.rack.ocs_sim import WORKLOADS, DurationModel, SimResult, Windows, generate_trace, simulate
+from heuristics.rack.ocs_sim import (WORKLOADS, DurationModel, SimResult, Windows, check_workload, generate_trace,
+                                     simulate)
 from heuristics.rack.racks import PENALTY_NAMES, FragmentationPenalty, RackCluster
 from heuristics.rack.ring_baselines import PAPER_POLICIES, RING_POLICIES, make_ring_policy
-from proofs_check.cli.common import EXIT_OK, UsageError, make_parser, output_dir, replace_output, run, usage_on
+from heuristics.limits import Size, finite, within
+from proofs_check.cli.common import (EXIT_OK, UsageError, make_parser, output_dir, replace_output, run,
+                                     usage_on)
+from proofs_check.cli.limit_option import add_limit_option
 from proofs_check.cli.plots import save_figure
 from proofs_check.core.engine import Engine
 
@@ -159,6 +163,14 @@ def _floats(text: str, flag: str, lo: float, hi: float) -> tuple[float, ...]:
     return vals
 
 
+def _dims(text: str) -> tuple[int, int, int]:
+    """``X,Y,Z``: three whole numbers >= 1 (``1.5`` is refused, not truncated)."""
+    parts = [x.strip() for x in text.split(",")]
+    if len(parts) != 3 or not all(p.isdigit() and int(p) >= 1 for p in parts):
+        raise UsageError(f"--dims: need three whole sizes X,Y,Z >= 1, got {text!r}")
+    return int(parts[0]), int(parts[1]), int(parts[2])
+
+
 def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[Cell]]:
     ap = make_parser(PROG, __doc__.split("\n\n")[0] if __doc__ else None)
     ap.add_argument("--schedulers", default=",".join(PAPER_POLICIES),
@@ -192,16 +204,23 @@ def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[Cel
     ap.add_argument("--address", default=None, metavar="HOST:PORT",
                     help="--backend dask: the running Dask scheduler (default: a local cluster of --workers)")
     ap.add_argument("--no-plots", action="store_true", help="write results.csv only, no PNGs (default: PNGs too)")
+    add_limit_option(ap)
     args = ap.parse_args(argv)
     schedulers = _names(args.schedulers, tuple(RING_POLICIES), "--schedulers")
     workloads = _names(args.workloads, tuple(WORKLOADS), "--workloads")
     loads = _floats(args.loads, "--loads", 0.0, 1.5)
-    sizes = [int(x) for x in _floats(args.dims, "--dims", 0, 1000)]
-    if len(sizes) != 3:
-        raise UsageError(f"--dims: need three sizes X,Y,Z, got {args.dims!r}")
-    dims = (sizes[0], sizes[1], sizes[2])
+    dims = _dims(args.dims)
     if args.seeds < 1 or args.workers < 1 or args.capacity < 1:
         raise UsageError("--seeds, --workers and --capacity must be >= 1")
+    if args.first_seed < 0:
+        raise UsageError(f"--first-seed: {args.first_seed} must be >= 0")
+    within(Size.SEEDS, args.seeds, "--seeds", None)
+    within(Size.CAPACITY, args.capacity, "--capacity", None)
+    within(Size.RACKS, dims[0] * dims[1] * dims[2], "--dims", None)
+    within(Size.CELLS, len(workloads) * len(loads) * args.seeds, "--workloads × --loads × --seeds", None)
+    for flag, value in (("--warmup", args.warmup), ("--measure", args.measure), ("--drain", args.drain)):
+        finite(value, flag, None)
+        within(Size.DURATION, value, flag, None)
     windows = Windows(args.warmup, args.measure, args.drain)
     if min(args.warmup, args.drain) < 0 or args.measure <= 0:
         raise UsageError("--warmup/--drain must be >= 0 and --measure > 0")
@@ -213,8 +232,10 @@ def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[Cel
 
 def _main(argv: Sequence[str] | None) -> int:
     args, cells = parse_args(argv)
-    with usage_on(ValueError, prefix="--dims/--capacity"):  # a torus the rack model refuses
-        RackCluster.torus(cells[0].dims, cells[0].capacity)
+    with usage_on(ValueError, prefix="--dims/--capacity"):  # a torus the rack model refuses, or too small
+        cluster = RackCluster.torus(cells[0].dims, cells[0].capacity)
+        for wl in sorted({c.workload for c in cells}):
+            check_workload(WORKLOADS[wl], cluster)
     out = output_dir(args.out)
     rows: list[Row] = []
     start = time.perf_counter()

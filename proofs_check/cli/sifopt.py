@@ -47,6 +47,7 @@ from heuristics.gpu.cluster import Placement, partial_nodes
 from heuristics.gpu.node_list import load_node_list
 from heuristics.gpu.sif import sif
 from heuristics.gpu.snapshot import Snapshot, load_snapshot, parse_counts
+from heuristics.limits import Size, within
 from oracle.gpu.patterns import PackingWitness
 from oracle.gpu.paper_phi import wcc_holds
 from oracle.gpu.phi_star import (
@@ -74,6 +75,7 @@ from proofs_check.cli.common import (
     positive,
     run,
 )
+from proofs_check.cli.limit_option import add_limit_option
 
 PROG = "sifopt"
 BRUTE_MAX_INSTANCES = 16
@@ -89,7 +91,9 @@ def parse_counts_arg(text: str, capacity: int) -> tuple[int, ...]:
         if key in raw:
             raise UsageError(f"g={key} given twice", file="--counts", field=item)
         raw[key] = int(val) if val.lstrip("-").isdigit() else val  # a non-integer is refused below
-    return parse_counts(raw, "--counts", capacity, name="")
+    counts = parse_counts(raw, "--counts", capacity, name="")
+    within(Size.INSTANCES, sum(counts), "--counts", None)
+    return counts
 
 
 def read_input(args: Any) -> Snapshot:
@@ -115,6 +119,8 @@ def read_input(args: Any) -> Snapshot:
         raise UsageError(f"--capacity: {capacity} must be >= 1")
     if args.nodes < 0:
         raise UsageError(f"--nodes: {args.nodes} must be a non-negative integer")
+    within(Size.NODES, args.nodes, "--nodes", None)
+    within(Size.CAPACITY, capacity, "--capacity", None)
     return Snapshot.of_counts(args.nodes, parse_counts_arg(args.counts, capacity), capacity, "--counts")
 
 
@@ -155,7 +161,8 @@ def _answer_lines(r: dict[str, Any], phi: Certificate[Any, Any], mn: Certificate
     elif not phi.is_optimal:
         out = [f"Φ★: not proven — solver limit hit (incumbent {phi.objective}, bound {phi.bound}) {_cert_line(phi)}"]
     else:
-        out = [f"Φ★ = {phi.objective}   F★ = {r['f_star']:.6f}   {_cert_line(phi)}"]
+        f_star = "undefined (N = 0)" if r["f_star"] is None else f"{r['f_star']:.6f}"
+        out = [f"Φ★ = {phi.objective}   F★ = {f_star}   {_cert_line(phi)}"]
     out.append(f"min nodes in use ({nodes}) = {mn.objective if mn.is_optimal else mn.status}   {_cert_line(mn)}")
     if r["placement"] is not None:
         pl = r["placement"]
@@ -298,6 +305,7 @@ def build_parser() -> CliParser:
     ap.add_argument("--time-limit", type=positive(float), default=DEFAULT_TIME_LIMIT, metavar="SECONDS",
                     help="time limit of each solve, in seconds; when hit, exit 3 (default %(default)s)")
     ap.add_argument("--json", action="store_true", help="print one JSON object instead of text (default: text)")
+    add_limit_option(ap)
     return ap
 
 

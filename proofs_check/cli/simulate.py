@@ -56,10 +56,13 @@ from heuristics.gpu.sim_metrics import RunMetrics, compute_metrics
 from heuristics.gpu.placeholders import PARTITION_ONLY
 from heuristics.gpu.simulator import CHARGING, SERIES_COLUMNS, SimConfig, SimResult, on_node_list, simulate, validate_jobs
 from heuristics.gpu.sizing import cluster_size, day_window, window
-from heuristics.gpu.trace import Trace
+from heuristics.gpu.trace import LoadReport, Trace
 from heuristics.gpu.trace_gen import load_builtin
 from heuristics.gpu.trace_loaders import FORMATS, load_trace, openb_has_times, openb_job_models
-from proofs_check.cli.common import EXIT_OK, EXIT_VIOLATED, UsageError, make_parser, run, usage_on, write_output
+from heuristics.limits import Size, within
+from proofs_check.cli.common import (EXIT_OK, EXIT_VIOLATED, UsageError, make_parser, run, usage_on,
+                                     write_output)
+from proofs_check.cli.limit_option import add_limit_option
 from proofs_check.cli.simulate_fill import FILL_SCHEDULERS, fill_main, write_csv
 from proofs_check.core.engine import Engine
 
@@ -207,6 +210,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--order", choices=ORDERS, default="shuffled",
                    help="fill: submission order, shuffled by --seed or as in the file (default %(default)s)")
     p.add_argument("--until", type=float, default=None, help="fill: submit until U x cluster GPUs requested")
+    add_limit_option(p)
     a = p.parse_args(argv)
     if a.format not in FORMATS:
         raise UsageError(f"--format: unknown format {a.format!r} (known: {', '.join(FORMATS)})")
@@ -246,17 +250,24 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         raise UsageError("--migration-cost: costs must be finite and >= 0")
     a.day = None if a.day is None else _days(a.day)
     if a.window is not None:
+        a.window_text = a.window
         t0, sep, t1 = a.window.partition(":")
         try:
             a.window = (float(t0), float(t1))
         except ValueError:
             raise UsageError(f"--window: {a.window!r} is not T0:T1 in seconds") from None
+        if not all(math.isfinite(t) for t in a.window):
+            raise UsageError(f"--window: {a.window_text!r}: T0 and T1 must be finite numbers of seconds")
         if not sep or a.window[1] <= a.window[0]:
             raise UsageError(f"--window: {a.window!r} is not a non-empty T0:T1")
     if a.day is not None and a.window is not None:
         raise UsageError("--day and --window are exclusive")
     if a.nodes is not None and a.nodes < 1:
         raise UsageError("--nodes must be >= 1")
+    if a.nodes is not None:
+        within(Size.NODES, a.nodes, "--nodes", None)
+    if a.until is not None and not math.isfinite(a.until):
+        raise UsageError("--until: must be a finite number")
     if a.workers < 1:
         raise UsageError("--workers must be >= 1")
     if a.plot and a.out is None:
@@ -287,12 +298,15 @@ def windows(trace: Trace, a: argparse.Namespace) -> list[tuple[int | None, Trace
     return out
 
 
-def plan(trace: Trace, a: argparse.Namespace) -> list[tuple[RunSpec, Trace]]:
+def plan(trace: Trace, a: argparse.Namespace,
+         replayed: Sequence[tuple[int | None, Trace]] | None = None) -> list[tuple[RunSpec, Trace]]:
     """The sweep: one (spec, replayed window) per scheduler × η × cost × day."""
     runs = []
-    for day, w in windows(trace, a):
+    for day, w in (windows(trace, a) if replayed is None else replayed):
         for eta in a.eta:
             n = a.nodes if a.nodes is not None else cluster_size(w, eta)
+            if a.nodes is None:  # N(η) of the window: its largest job or its demand
+                within(Size.NODES, n, w.name, f"N(eta={eta:g})")
             setups = [(SimConfig(s, n, queue=a.queue, charging=a.charging, seed=a.seed,
                                  policy_opts=a.policy_opts.get(s, ())), w) for s in a.schedulers]
             if a.cluster is not None:
@@ -412,11 +426,29 @@ def summary_row(o: RunOutcome) -> dict[str, object]:
             **o.metrics.as_row()}
 
 
-def write_outputs(out: Path, trace: Trace, outcomes: list[RunOutcome]) -> None:
+def report_json(report: LoadReport) -> dict[str, object]:
+    return {**asdict(report), "summary": report.summary()}
+
+
+def replayed_text(trace: Trace, replayed: Sequence[tuple[int | None, Trace]]) -> str:
+    """The load report of what is replayed: the trace's, or each window's (``--day``/``--window``:
+    jobs submitted outside it counted as dropped) — never the whole trace's for a part of it."""
+    if [w for _, w in replayed] == [trace]:
+        return trace.report.summary()
+    return "\n".join(f"replayed {w.name}: {w.report.summary()}" for _, w in replayed)
+
+
+def write_outputs(out: Path, trace: Trace, outcomes: list[RunOutcome],
+                  replayed: Sequence[tuple[int | None, Trace]] | None = None) -> None:
+    """``summary.csv``, ``summary.json`` (the load report of what was replayed: with one window its
+    report, and every window's under ``replayed``), per-run job and series CSVs."""
     rows = [summary_row(o) for o in outcomes]
     write_csv(out / "summary.csv", list(rows[0]), [list(r.values()) for r in rows])
-    report = trace.report
-    meta = {"trace": trace.name, "load_report": {**asdict(report), "summary": report.summary()},
+    parts = list(replayed) if replayed is not None else [(None, trace)]
+    report = parts[0][1].report if len(parts) == 1 else trace.report
+    meta = {"trace": trace.name, "load_report": report_json(report),
+            "replayed": [{"day": day, "trace": w.name, "jobs": len(w.jobs), "load_report": report_json(w.report)}
+                         for day, w in parts],
             "runs": rows}
     write_output(out / "summary.json", json.dumps(meta, indent=1, default=str) + "\n")
     for o in outcomes:
@@ -454,10 +486,11 @@ def _main(argv: Sequence[str] | None) -> int:
         if a.trace is not None and a.format == "openb":
             a.job_models = openb_job_models(a.trace)
     trace = load(a)
-    runs = plan(trace, a)
+    replayed = windows(trace, a)
+    runs = plan(trace, a, replayed)
     for name, why in a.skipped:
         print(f"{PROG}: note: {name} skipped ({why}); name it with its options to run it", file=sys.stderr)
-    print(trace.report.summary())
+    print(replayed_text(trace, replayed))
     if a.cluster is not None:
         print(a.cluster.summary())
     for note in a.notes:
@@ -466,7 +499,7 @@ def _main(argv: Sequence[str] | None) -> int:
     print_table(outcomes)
     if a.out is not None:
         out = Path(a.out)
-        write_outputs(out, trace, outcomes)
+        write_outputs(out, trace, outcomes, replayed)
         print(f"results written to {out}/")
         if a.plot:
             from proofs_check.cli.plots import plot_folder

@@ -32,6 +32,7 @@ from proofs_check import catalogue
 from proofs_check.catalogue import DOCS, THEOREMS, VARIANT_CLAIMS, RunOptions
 from proofs_check.cli import verify_policy
 from proofs_check.cli.common import OutputError, UsageError, make_parser, positive, run, usage_on, write_output
+from proofs_check.cli.limit_option import add_limit_option
 from proofs_check.core import checkpoint, code_digest, interrupt
 from proofs_check.core.budget import Budget
 from proofs_check.core.checkpoint import CheckpointError, Checkpointer
@@ -52,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     assert __doc__ is not None
     p = make_parser("verify", __doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
                     epilog=__doc__.split("\n", 1)[1])
+    add_limit_option(p)
     sel = p.add_argument_group("what to check")
     sel.add_argument("--theorem", type=int, action="append", default=[], metavar="N",
                      help="every part of theorem N (repeatable); known: " + ", ".join(map(str, THEOREMS)))

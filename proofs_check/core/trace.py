@@ -62,17 +62,28 @@ def load_records(path: str, claim_known: Callable[[str], bool]) -> list[Record]:
     if not p.is_file():
         raise RecordError(f"{path}: no such file")
     try:
-        doc = json.loads(p.read_text())
+        doc = json.loads(p.read_text(encoding="utf-8"))
     except json.JSONDecodeError as e:
         raise RecordError(f"{path}: not JSON (line {e.lineno}: {e.msg})") from None
+    except UnicodeDecodeError as e:
+        raise RecordError(f"{path}: not JSON (not UTF-8 text: byte {e.start})") from None
+    except RecursionError:
+        raise RecordError(f"{path}: not JSON that can be read (nested too deeply)") from None
+    except OSError as e:
+        raise RecordError(f"{path}: cannot read: {e.strerror or e}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
         raise RecordError(f"{path}: not a verify --json report (no 'results' list)")
     out = []
     for i, r in enumerate(doc["results"]):
-        rec = r.get("counterexample") or (r.get("stats") or {}).get("witness")
+        if not isinstance(r, dict):
+            raise RecordError(f"{path}: results[{i}]: not an object")
+        stats = r.get("stats") or {}
+        rec = r.get("counterexample") or (stats.get("witness") if isinstance(stats, dict) else None)
         if not rec:
             continue
         where = f"{path}: results[{i}] ({r.get('claim_id')})"
+        if not isinstance(rec, dict):
+            raise RecordError(f"{where}: the counterexample is not an object")
         validate(rec, where)
         if not claim_known(rec["claim"]):
             raise RecordError(f"{where}: field claim: unknown claim {rec['claim']!r}")

@@ -41,6 +41,7 @@ from typing import Any
 
 from heuristics.gpu.snapshot import FIELDS as SNAPSHOT_FIELDS
 from heuristics.gpu.snapshot import SnapshotError, decode, parse_snapshot, require_int, require_job_id
+from heuristics.limits import Size, within
 from proofs_check.core.verdict import ClaimResult
 from proofs_check.gpu.audit_tally import AuditError, AuditTally, Cluster, SifBound
 from proofs_check.gpu.node_list import read_node_list, resolve_node
@@ -71,11 +72,13 @@ def header_cluster(d: Any, where: str, nodes_file: str | None) -> Cluster:
         caps = h["capacities"]
         if not isinstance(caps, list) or not caps:
             raise AuditError(where, "capacities", "must be a non-empty list of GPU counts, one per node")
+        within(Size.NODES, len(caps), where, "capacities", AuditError)
         return Cluster(tuple(require_int(c, where, f"capacities[{i}]", 1) for i, c in enumerate(caps)),
                        models=_models(h, where, len(caps)))
     if "models" in h:
         raise AuditError(where, "models", "only with 'capacities'")
     n = require_int(h["nodes"], where, "nodes", 1)
+    within(Size.NODES, n, where, "nodes", AuditError)
     return Cluster((require_int(h.get("capacity", 8), where, "capacity", 1),) * n)
 
 

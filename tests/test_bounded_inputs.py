@@ -1,0 +1,107 @@
+"""Issue 27, item 5: sizes a run would need are bounded before anything is allocated (one line
+naming the field and the limit, exit 2, ``--limit SIZE=N`` raises it); nan/inf refused where a
+finite number is meant; hostile files (deeply nested JSON, binary) are one-line input errors;
+``simulate --window/--day`` print and save the load report of what they replay."""
+import json
+import time
+
+import pytest
+
+from heuristics import limits
+from heuristics.limits import LimitError, Size
+from proofs_check.cli import admit, ringsim, sifopt, simulate, verify
+
+
+def _err(capsys) -> str:
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    return err
+
+
+@pytest.fixture
+def files(tmp_path):
+    huge = tmp_path / "huge.json"
+    huge.write_text(json.dumps({"nodes": 10 ** 9, "counts": {"1": 1}}))
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000)
+    binary = tmp_path / "bin.json"
+    binary.write_bytes(bytes(range(256)) * 4)
+    delta = tmp_path / "delta.jsonl"
+    delta.write_text('{"format": "delta", "nodes": 1000000000}\n{"event": "depart", "job": "a"}\n')
+    row = tmp_path / "trace.csv"
+    row.write_text("job_id,submit,duration,g,w\n0,0,100,1,1000000000\n")
+    small = tmp_path / "small.json"
+    small.write_text(json.dumps({"nodes": 2, "placement": [[{"job": 1, "g": 2}]]}))
+    return {"small": str(small), "huge": str(huge), "deep": str(deep), "bin": str(binary), "delta": str(delta), "row": str(row)}
+
+
+@pytest.mark.parametrize("prog, args, needle", [
+    (sifopt, ["{huge}"], "field 'nodes': 1000000000 > the limit of 100000 nodes (raise it with --limit nodes=N)"),
+    (admit, ["{huge}", "--repack"], "field 'nodes': 1000000000 > the limit"),
+    (verify, ["--audit", "{delta}"], "field 'nodes': 1000000000 > the limit"),
+    (simulate, ["{row}", "--schedulers", "best-fit"], ":2: field 'w': 1000000000 > the limit of 1000000 instances"),
+    (sifopt, ["{deep}"], "nested too deeply"),
+    (admit, ["{deep}", "--repack"], "nested too deeply"),
+    (verify, ["--replay", "{deep}"], "nested too deeply"),
+    (verify, ["--replay", "{bin}"], "not UTF-8"),
+    (sifopt, ["{bin}"], "not UTF-8"),
+    (sifopt, ["--nodes", "2", "--counts", "1=100000000000"], "--counts: 100000000000 > the limit"),
+    (sifopt, ["--nodes", "1000000000", "--counts", "1=1"], "--nodes: 1000000000 > the limit"),
+    (sifopt, ["--nodes", "2", "--counts", "1=1", "--capacity", "100000000"], "--capacity: 100000000 > the limit"),
+    (admit, ["{small}", "--job", "1x100000000000"], "w': 100000000000 > the limit"),
+    (simulate, ["--nodes", "1000000000", "--schedulers", "best-fit"], "--nodes: 1000000000 > the limit"),
+    (simulate, ["--window", "nan:inf", "--schedulers", "best-fit"], "--window: 'nan:inf'"),
+    (ringsim, ["--measure", "inf"], "--measure: inf is not a finite number"),
+    (ringsim, ["--warmup", "nan"], "--warmup: nan is not a finite number"),
+    (ringsim, ["--measure", "1e300"], "--measure: 1e+300 > the limit"),
+    (ringsim, ["--seeds", "1000000000"], "--seeds: 1000000000 > the limit of 10000 seeds"),
+    (ringsim, ["--capacity", "1000000000"], "--capacity: 1000000000 > the limit"),
+    (ringsim, ["--dims", "100,100,100"], "--dims: 1000000 > the limit of 10000 racks"),
+    (ringsim, ["--dims", "1.5,2,2"], "--dims: need three whole sizes"),
+    (ringsim, ["--first-seed", "-5"], "--first-seed: -5 must be >= 0"),
+    (ringsim, ["--dims", "1,1,1"], "exceeds the cluster's"),
+    (ringsim, ["--limit", "seeds=x"], "--limit: field 'seeds'"),
+    (ringsim, ["--limit", "planets=3"], "unknown size 'planets'"),
+])
+def test_refused_in_one_line_exit_2_at_once(prog, args, needle, files, tmp_path, capsys):
+    argv = [a.format(**files) for a in args]
+    if prog is ringsim:
+        argv += ["--out", str(tmp_path / "out"), "--no-plots"]
+    t0 = time.perf_counter()
+    assert prog.main(argv) == 2
+    assert time.perf_counter() - t0 < 10
+    assert needle in _err(capsys)
+
+
+def test_a_limit_is_raised_by_the_flag_and_reset_by_the_next_parser(tmp_path, capsys):
+    p = tmp_path / "s.json"
+    p.write_text(json.dumps({"nodes": 3, "counts": {"1": 2}}))
+    assert sifopt.main([str(p), "--limit", "nodes=2"]) == 2
+    assert "field 'nodes': 3 > the limit of 2 nodes" in _err(capsys)
+    assert sifopt.main([str(p)]) == 0  # a new parser: the default again
+    assert limits.limit(Size.NODES) == limits.DEFAULTS[Size.NODES]
+
+
+def test_limit_error_survives_a_process_boundary():
+    import pickle
+
+    e = pickle.loads(pickle.dumps(LimitError("f", "nodes", "too many")))
+    assert str(e) == "f: field 'nodes': too many"
+
+
+def test_sifopt_on_zero_nodes_answers(tmp_path, capsys):
+    p = tmp_path / "z.json"
+    p.write_text(json.dumps({"nodes": 0, "counts": {"1": 0}}))
+    assert sifopt.main([str(p)]) == 0
+    assert "F★ = undefined (N = 0)" in capsys.readouterr().out
+
+
+def test_window_and_day_report_what_they_replay(tmp_path, capsys):
+    out = tmp_path / "o"
+    assert simulate.main(["--window", "0:20000", "--schedulers", "best-fit", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "replayed builtin_trace[0,20000)" in text and "submitted outside window" in text
+    saved = json.loads((out / "summary.json").read_text())
+    replayed = saved["replayed"][0]
+    assert replayed["load_report"]["kept"] == replayed["jobs"] == saved["load_report"]["kept"]
+    assert saved["load_report"]["dropped"]["submitted outside window"] == saved["load_report"]["rows"] - replayed["jobs"]
