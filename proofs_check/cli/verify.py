@@ -70,8 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
     sel.add_argument("--nodes-file", metavar="FILE",
                      help="--audit: the node list (node,gpus) of a binding stream or a delta log")
     b = p.add_argument_group("bounds (printed in every report)")
-    b.add_argument("--max-nodes", type=nodes_or_all, default=DEFAULTS.max_nodes,
-                   help="largest N (default %(default)s), or 'all': every N by a checked cutoff (flat and policy.* "
+    b.add_argument("--max-nodes", type=nodes_or_all, default=None,
+                   help=f"largest N (default {DEFAULTS.max_nodes}; --policy: 3), or 'all': every N by a checked cutoff (flat and policy.* "
                         f"claims; defaults then depth {EVERY_N_DEFAULTS['depth']}, ≤ {EVERY_N_DEFAULTS['max_jobs']} "
                         f"jobs, w ≤ {EVERY_N_DEFAULTS['max_w']})")
     b.add_argument("--min-nodes", type=positive(int), default=DEFAULTS.min_nodes, help="smallest N (default %(default)s)")
@@ -154,9 +154,10 @@ def _main(argv: list[str]) -> int:
         return _replay(args, argv, t0)
     policy = verify_policy.wanted(args)
     ids = verify_policy.selected(args) if policy else verify_policy.without_policy(_selected(args))
-    if args.max_nodes != ALL and args.min_nodes > args.max_nodes:
-        raise UsageError(f"--min-nodes {args.min_nodes} > --max-nodes {args.max_nodes}")
-    bounds = verify_policy.bounds(args, argv, _bounds(args)) if policy else _bounds(args)
+    flat = _bounds(args)
+    if not flat.every_n and args.min_nodes > flat.max_nodes:
+        raise UsageError(f"--min-nodes {args.min_nodes} > --max-nodes {flat.max_nodes}")
+    bounds = verify_policy.bounds(args, flat) if policy else flat
     if bounds.every_n and catalogue.not_every_n(ids):
         raise UsageError("--max-nodes all covers the flat state claims and policy.*, not "
                          + ", ".join(catalogue.not_every_n(ids)))
@@ -259,7 +260,8 @@ def _bounds(args: argparse.Namespace) -> Bounds:
     given = {f: getattr(args, f) for f in ("depth", "max_jobs", "max_w", "max_states") if getattr(args, f) is not None}
     if args.max_nodes == ALL:
         return every_n_bounds(Bounds(min_nodes=args.min_nodes, ties=args.ties, **{**EVERY_N_DEFAULTS, **given}))
-    return Bounds(args.max_nodes, args.min_nodes, ties=args.ties, **given)
+    nodes = DEFAULTS.max_nodes if args.max_nodes is None else args.max_nodes
+    return Bounds(nodes, args.min_nodes, ties=args.ties, **given)
 
 
 def nodes_or_all(text: str) -> int | str:

@@ -28,7 +28,6 @@ from proofs_check.gpu.policy_checks import require_ties
 from proofs_check.gpu.policy_claims import CLAIM_IDS, MEASURE_SIF, PolicyError, PolicyParams, PolicyTarget, owns
 
 POLICY_BOUNDS: dict[str, Any] = {"max_nodes": 3, "depth": 6, "max_jobs": 3, "max_w": 3}
-FLAGS = {"max_nodes": "--max-nodes", "depth": "--depth", "max_jobs": "--max-jobs", "max_w": "--max-w"}
 MEASURES = ("sif",)
 
 
@@ -98,12 +97,13 @@ def without_policy(ids: list[str]) -> list[str]:
     return ids
 
 
-def bounds(args: argparse.Namespace, argv: list[str], given: Bounds) -> Bounds:
-    """The policy defaults for every search bound not given on the command line."""
+def bounds(args: argparse.Namespace, given: Bounds) -> Bounds:
+    """The policy defaults for every search bound not given on the command line (the flags'
+    argparse default is None)."""
     out = given
     defaults = hier_policy.default_bounds(args.policy_opt) if args.policy == hier_policy.NAME else POLICY_BOUNDS
-    for field, flag in FLAGS.items():
-        if not any(a == flag or a.startswith(flag + "=") for a in argv):
+    for field in POLICY_BOUNDS:
+        if getattr(args, field) is None:
             out = replace(out, **{field: defaults[field]})
     if args.policy == hier_policy.NAME and (out.every_n or args.plot):
         raise UsageError(f"--max-nodes all and --plot are for flat schedulers; {hier_policy.NAME} is "

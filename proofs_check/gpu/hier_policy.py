@@ -68,6 +68,8 @@ from proofs_check.gpu.policy_checks import (
     PolicyTarget,
     SizeAxis,
     claim_property,
+    gap_probe,
+    probe_name,
     measured,
     shape_problems,
 )
@@ -341,9 +343,9 @@ def _moved(st: Step[HierView, Event]) -> float:
 HIER_TESTS = ClaimTests(HierValid, HierAdmission, HierSifBound, HierMigrations, HierGapAtLeast, _score, _moved)
 
 
-def hier_prop(cid: str, params: PolicyParams, measure_id: str) -> Property[HierView, Event]:
-    """The search property of claim ``cid`` (or ``measure_id≥j``) on the hierarchy."""
-    return claim_property(cid, params, HIER_TESTS, measure_id)
+def hier_prop(cid: str, params: PolicyParams) -> Property[HierView, Event]:
+    """The search property of claim ``cid`` on the hierarchy."""
+    return claim_property(cid, params, HIER_TESTS)
 
 
 # --------------------------------------------------------------------------- running
@@ -372,7 +374,7 @@ def run_hier_policy(claims: Sequence[str], target: PolicyTarget, bounds: Bounds,
     """The policy.* claims ``claims`` on hier-compass: one exploration over D = min..max domains."""
     fac = _factory(target)
     label = f"{NAME} K={fac.k}"
-    props = [hier_prop(c, params, measure_id) for c in claims]
+    props = [hier_prop(c, params) for c in claims]
     exp = explore(_models(fac, bounds, params), props, Limits(bounds.depth, bounds.max_states), engine, deadline,
                   progress, label)
     out = []
@@ -396,8 +398,8 @@ def measure_hier_sif(target: PolicyTarget, bounds: Bounds, params: PolicyParams,
     complete = True
     for model in _models(fac, bounds, params):
         n = model.size * fac.k
-        names = [f"{measure_id}≥{j}" for j in range(1, n + 1)]
-        exp = explore([model], [hier_prop(c, params, measure_id) for c in names],
+        names = [probe_name(measure_id, j) for j in range(1, n + 1)]
+        exp = explore([model], [gap_probe(j, HIER_TESTS, measure_id) for j in range(1, n + 1)],
                       Limits(bounds.depth, bounds.max_states), engine, deadline, progress, f"{NAME} measure sif")
         sizes += [size_row(s) for s in exp.sizes]
         found = {j: exp.outcomes[c].finding for j, c in enumerate(names, 1)}
@@ -464,7 +466,7 @@ def replay(rec: Record, measure_id: str) -> tuple[ClaimResult, list[str]]:
     target = hier_target(tuple((str(k), v) for k, v in rec.get("policy_opts") or ()))
     params = PolicyParams.from_json(rec.get("params") or {})
     model = HierPolicyModel(_factory(target), int(rec["n_nodes"]), (), 0, 0)
-    prop = hier_prop(f"{measure_id}≥{int(rec.get('gap', 1))}" if cid == measure_id else cid, params, measure_id)
+    prop = gap_probe(int(rec.get("gap", 1)), HIER_TESTS, measure_id) if cid == measure_id else hier_prop(cid, params)
     events = [model.action_from_json(e) for e in rec["events"]]
     steps = replay_steps(model, events)
     lines = [f"replay {cid} on D={model.size} (K={model.k}), policy {NAME}: {len(events)} events"]

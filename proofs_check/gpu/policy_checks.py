@@ -323,8 +323,17 @@ class ClaimTests(NamedTuple):
     moved: Callable[[Step[Any, Any]], float]  # migrations of the step
 
 
-def claim_property(cid: str, params: PolicyParams, tests: ClaimTests, measure_id: str) -> Property[Any, Any]:
-    """The search property of claim ``cid`` (or ``measure_id≥j``: the gap reaches j) under ``params``."""
+def gap_probe(j: int, tests: ClaimTests, measure_id: str) -> Property[Any, Any]:
+    """The REACHABLE probe of ``measure_id``: Φπ − Φ★ ≥ j (named ``measure_id≥j`` in reports)."""
+    return Property(probe_name(measure_id, j), Expect.REACHABLE, tests.gap_at_least(j), score=tests.score)
+
+
+def probe_name(measure_id: str, j: int) -> str:
+    return f"{measure_id}≥{j}"
+
+
+def claim_property(cid: str, params: PolicyParams, tests: ClaimTests) -> Property[Any, Any]:
+    """The search property of claim ``cid`` under ``params``."""
     if cid == "policy.valid":
         return Property(cid, Expect.ALWAYS, tests.valid(), On.TRANSITION, score=tests.score)
     if cid == "policy.no-stuck":
@@ -337,8 +346,6 @@ def claim_property(cid: str, params: PolicyParams, tests: ClaimTests, measure_id
     if cid == "policy.migrations":
         return Property(cid, Expect.ALWAYS, tests.migrations(params.max_migrations), On.TRANSITION,
                         score=tests.moved)
-    if cid.startswith(measure_id + "≥"):
-        return Property(cid, Expect.REACHABLE, tests.gap_at_least(int(cid.rsplit("≥", 1)[1])), score=tests.score)
     raise KeyError(cid)
 
 

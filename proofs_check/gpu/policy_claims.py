@@ -79,9 +79,11 @@ from proofs_check.gpu.policy_checks import (
     checked_policy,
     claim_property,
     detail,
+    gap_probe,
     measured,
     moved_score,
     phi_pi_score,
+    probe_name,
     require_ties,
     spec_label,
 )
@@ -135,7 +137,14 @@ FLAT_TESTS = ClaimTests(Valid, Admission, SifBound, Migrations, GapAtLeast, phi_
 
 def prop_of(cid: str, params: PolicyParams) -> Property[Live, Action]:
     """The search property of claim ``cid`` under ``params``."""
-    return claim_property(cid, params, FLAT_TESTS, MEASURE_SIF)
+    return claim_property(cid, params, FLAT_TESTS)
+
+
+def replayed_prop(rec: Record, params: PolicyParams, tests: ClaimTests) -> Property[Any, Any]:
+    """The property a saved record breaks or reaches (a measure.sif witness: its recorded gap)."""
+    if rec["claim"] == MEASURE_SIF:
+        return gap_probe(int(rec.get("gap", 1)), tests, MEASURE_SIF)
+    return claim_property(rec["claim"], params, tests)
 
 
 def _property_text(cid: str, params: PolicyParams) -> str:
@@ -260,18 +269,18 @@ def measure_sif(target: PolicyTarget, bounds: Bounds, params: PolicyParams, engi
     cut, sizes_to = _cutoff(target, bounds, params, deadline, progress, f"{target.name} measure sif")
     for model in _models(target, bounds, params, sizes_to, deadline):
         n = model.size
-        probes = [prop_of(f"{MEASURE_SIF}≥{j}", params) for j in range(1, n + 1)]
+        probes = [gap_probe(j, FLAT_TESTS, MEASURE_SIF) for j in range(1, n + 1)]
         exp = explore([model], probes, Limits(bounds.depth, bounds.max_states), engine, deadline, progress,
                       f"{target.name} measure sif")
         sizes += [size_row(s) for s in exp.sizes]
-        reached = [j for j in range(1, n + 1) if exp.outcomes[f"{MEASURE_SIF}≥{j}"].finding is not None]
+        reached = [j for j in range(1, n + 1) if exp.outcomes[probe_name(MEASURE_SIF, j)].finding is not None]
         gap = max(reached, default=0)
         undecided = [o.undecided for o in exp.outcomes.values() if o.undecided]
         done = exp.complete and not undecided
         per_n[str(n)] = gap if done else f"≥ {gap}"
         complete = complete and done
         if gap and (best is None or gap > best[0]):
-            best = (gap, exp.outcomes[f"{MEASURE_SIF}≥{gap}"].finding)  # type: ignore[assignment]
+            best = (gap, exp.outcomes[probe_name(MEASURE_SIF, gap)].finding)  # type: ignore[assignment]
         if not exp.complete:
             break
     r = measured(MEASURE_SIF, _AXIS, {"exploration": f"{target.name} measure sif", "sizes": sizes}, per_n, best,
@@ -372,7 +381,7 @@ def replay_record(rec: Record, target: PolicyTarget | None = None) -> tuple[Clai
     target = target if target is not None else target_of_record(rec)
     params = PolicyParams.from_json(rec.get("params") or {})
     n = int(rec["n_nodes"])
-    prop = prop_of(f"{MEASURE_SIF}≥{int(rec.get('gap', 1))}" if cid == MEASURE_SIF else cid, params)
+    prop = replayed_prop(rec, params, FLAT_TESTS)
     model = LiveModel(target.factory, n, EventBounds(params.demands, 0, 0))
     events = [model.action_from_json(e) for e in rec["events"]]
     steps = replay_steps(model, events)
