@@ -1,18 +1,21 @@
 """The ``policy.*`` claims: what every flat GPU scheduler should guarantee, checked for any policy.
 
 COMPASS's own claims (``gpu.flat_claims``) read the paper's ABS structure; these read only what
-every scheduler has — its placement, its refusals, its migrations — so they apply to any policy
-that implements :class:`heuristics.gpu.policy.Policy` with a flat state key (a ``Placement`` or an
-``AbsView``): the registered ones (``heuristics.gpu.registry``), third-party ones registered
-through the entry-point group ``placement_oracles.policies``, and any ``package.module:factory``.
+every scheduler has — its placement, its refusals, its migrations — so they apply to any flat
+scheduler that implements :class:`heuristics.gpu.policy.Policy`: the registered ones
+(``heuristics.gpu.registry``), third-party ones registered through the entry-point group
+``placement_oracles.policies``, and any ``package.module:factory``. The explored state is the
+scheduler object itself (``gpu.live_model``), merged by what its declared abstractions earned on
+the run (``gpu.abstraction``).
 
 =====================  ========================================================================
-``policy.valid``       after every event: no node above capacity, every instance of a running job
-                       placed (gang: exactly w instances of its g), none twice, departed jobs gone
-                       (the multiset of running (g, w) shapes is the previous one ± the event's);
-                       a refused arrival leaves the state unchanged
-``policy.no-stuck``    every event completes: no operator failure, no exception from
-                       ``arrive`` / ``depart`` / ``state_key`` / ``with_state``
+``policy.valid``       after every event: no node above capacity, every instance of a job the
+                       environment knows is running placed (gang: exactly w instances of its g),
+                       none twice, nothing else (departed jobs gone); a refused arrival leaves the
+                       placement unchanged
+``policy.no-stuck``    every event completes: no operator failure, no exception from the
+                       scheduler, an ``EventResult`` returned (and, with ``--event-time-limit``,
+                       in time)
 ``policy.admission``   an arrival is refused only when it cannot be admitted: for a scheduler
                        that does not migrate, when no assignment of its w instances of g GPUs to
                        the free GPUs exists (exact: Σ_n ⌊free_n / g⌋ < w, identical items); for a
@@ -103,7 +106,7 @@ _ANY = "any flat scheduler (--policy NAME or package.module:factory); arrivals o
 CLAIM_DOCS: tuple[ClaimDoc, ...] = (
     ClaimDoc("policy.valid", "scheduler contract (issue 14)", "none (any event sequence from the empty cluster)",
              "after every event: no node above capacity; every instance of a running job placed (gang), none twice; "
-             "departed jobs gone; a refused arrival leaves the state unchanged", _ANY),
+             "departed jobs gone; a refused arrival leaves the placement unchanged", _ANY),
     ClaimDoc("policy.no-stuck", "scheduler contract (issue 14)", "none",
              "every event completes: no operator failure and no exception from the scheduler", _ANY),
     ClaimDoc("policy.admission", "scheduler contract (issue 14)", "none",
