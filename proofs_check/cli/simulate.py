@@ -8,8 +8,8 @@ Usage::
              [--policy-opt SCHED:KEY=VALUE ...]
              [--seed S] [--out DIR] [--workers K] [--backend local|dask [--address HOST:PORT]] [--plot]
 
-Without ``--schedulers`` every registered scheduler that can be built without options (or with
-the ``--policy-opt`` options given) runs; the others are named on stderr (e.g. ``hier-compass``
+Without ``--schedulers`` every built-in scheduler that can be built without options (or with the
+``--policy-opt`` options given) runs, a plugin only when named; the others are named on stderr (e.g. ``hier-compass``
 needs ``--policy-opt hier-compass:panels_per_domain=K``). Without TRACE the built-in generated trace (``heuristics.gpu.trace_gen``) is replayed. The sweep is
 schedulers × η × migration cost × days (one run each); the cluster of a run has N(η) nodes
 (eq. 13, ``heuristics.gpu.sizing.cluster_size``) of the replayed window unless ``--nodes`` fixes N.
@@ -51,7 +51,7 @@ from heuristics.gpu.cluster import G_DEFAULT
 from heuristics.gpu.fill import ORDERS
 from heuristics.gpu.node_list import load_node_list
 from heuristics.gpu.queueing import DISCIPLINES
-from heuristics.gpu.registry import make_policy, policy_names
+from heuristics.gpu.registry import builtin_policy_names, make_policy, policy_names
 from heuristics.gpu.sim_metrics import RunMetrics, compute_metrics
 from heuristics.gpu.placeholders import PARTITION_ONLY
 from heuristics.gpu.simulator import CHARGING, SERIES_COLUMNS, SimConfig, SimResult, on_node_list, simulate, validate_jobs
@@ -64,13 +64,13 @@ from proofs_check.cli.common import (EXIT_OK, EXIT_VIOLATED, UsageError, make_pa
                                      write_output)
 from proofs_check.cli.limit_option import add_limit_option
 from proofs_check.cli.simulate_fill import FILL_SCHEDULERS, fill_main, write_csv
+from proofs_check.cli.simulate_outcome import sweep_exit
 from proofs_check.core.engine import Engine
 
 PROG = "simulate"
-EXIT_INCOMPLETE = EXIT_VIOLATED  # 1: some run did not complete
 JOB_COLUMNS = ("id", "g", "w", "submit", "duration", "start", "end", "queueing", "jct",
                "migrations", "migration_events", "migration_delay")
-TABLE = (("scheduler", "{:<16}"), ("eta", "{:>5}"), ("c", "{:>5}"), ("day", "{:>4}"), ("N", "{:>5}"),
+TABLE = (("scheduler", "{:<19}"), ("eta", "{:>5}"), ("c", "{:>5}"), ("day", "{:>4}"), ("N", "{:>5}"),
          ("status", "{:<9}"), ("AFR", "{:>8}"), ("AJCT", "{:>10}"), ("AGU", "{:>7}"),
          ("migr/job", "{:>8}"), ("fragblk", "{:>8}"), ("rho", "{:>6}"))
 
@@ -159,9 +159,10 @@ def build_error(name: str, n_nodes: int, opts: tuple[tuple[str, object], ...]) -
 
 
 def default_schedulers(policy_opts: PolicyOpts) -> tuple[list[str], list[tuple[str, str]]]:
-    """Every registered scheduler that builds with the options given; the others with the reason."""
+    """Every built-in scheduler that builds with the options given (a plugin runs only when named); the
+    others with the reason."""
     names, skipped = [], []
-    for name in policy_names():
+    for name in builtin_policy_names():
         why = build_error(name, 8, policy_opts.get(name, ()))
         if why is None:
             names.append(name)
@@ -194,8 +195,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--day", default=None, help="day(s) to replay: D, D1,D2 or D1-D2")
     p.add_argument("--window", default=None, help="submit window T0:T1 in seconds")
     p.add_argument("--seed", type=int, default=0,
-                   help="seed handed to schedulers that take one and, with --mode fill, of the shuffled order "
-                        "(default %(default)s)")
+                   help="seed of the schedulers that take one and of --mode fill's shuffled order (default %(default)s)")
     p.add_argument("--out", default=None, help="output folder for CSV/JSON results")
     p.add_argument("--workers", type=int, default=1, help="parallel processes for the sweep (default %(default)s)")
     p.add_argument("--backend", choices=("local", "dask"), default="local",
@@ -506,7 +506,9 @@ def _main(argv: Sequence[str] | None) -> int:
 
             for p in plot_folder(out):
                 print(f"plot: {p}")
-    return EXIT_OK if all(o.result.status == "complete" for o in outcomes) else EXIT_INCOMPLETE
+    code, findings = sweep_exit([(o.spec.run_id, o.spec.scheduler, o.result.status) for o in outcomes], a.named)
+    print(*findings, sep="\n", end="\n" if findings else "")
+    return code
 
 
 def main(argv: Sequence[str] | None = None) -> int:
