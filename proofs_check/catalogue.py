@@ -31,7 +31,8 @@ DOCS: dict[str, ClaimDoc] = {d.id: d for d in (*(c.doc for c in FLAT_CLAIMS), *(
 ORDER = {cid: i for i, cid in enumerate(DOCS)}
 # The policy.* family and measure.sif (any scheduler, `verify --policy`, issue 14): resolvable,
 # runnable and replayable, but not in DOCS / `--all`, since they need a scheduler to check.
-POLICY_DOCS: dict[str, ClaimDoc] = dict(policy_claims.DOCS)
+POLICY_DOCS: dict[str, ClaimDoc] = {cid: replace(d, measurement=cid == policy_claims.MEASURE_SIF)
+                                     for cid, d in policy_claims.DOCS.items()}  # measure.sif: "measured"
 ALL_DOCS: dict[str, ClaimDoc] = {**DOCS, **POLICY_DOCS}
 ORDER.update({cid: len(DOCS) + i for i, cid in enumerate(POLICY_DOCS)})
 THEOREMS: dict[int, tuple[str, ...]] = {1: ("thm1.slotted", "thm1.pool", "thm1.sif"), **hier_claims.THEOREMS}

@@ -165,7 +165,7 @@ def test_verify_policy_hier_compass_end_to_end(capsys, tmp_path):
     assert rec["K"] == 2 and rec["n_nodes"] == 1 and ["panels_per_domain", 2] in rec["policy_opts"]
     code, text, _ = run(capsys, "--replay", str(out))
     assert code == 1 and "policy.admission: VIOLATED — reproduced" in text
-    assert "measure.sif: HOLDS — target reached on the trace" in text
+    assert "measure.sif: MEASURED — target reached on the trace" in text
 
 
 def test_default_domains_follow_k():

@@ -108,8 +108,11 @@ def test_report_prints_records_it_does_not_own():
     from proofs_check.core.report import claim_text, to_junit
     from proofs_check.core.verdict import ClaimResult, Verdict
 
-    r = ClaimResult("ring-choice", Verdict.VIOLATED, "gap", counterexample={"dims": [1, 2, 3], "demand": 5})
-    assert '"dims": [1, 2, 3]' in claim_text(r, DOCS)
+    r = ClaimResult("ring-choice", Verdict.VIOLATED, "gap", counterexample={
+        "format_version": 1, "claim": "ring-choice", "dims": [1, 2, 3], "demand": 5, "optimum": {"ring": [3, 1]}})
+    text = claim_text(r, DOCS)  # readable text, one field a line, not a raw JSON object
+    assert "\n      dims: [1, 2, 3]\n      demand: 5\n      optimum:\n        ring: [3, 1]" in text
+    assert "format_version" not in text and "{" not in text
     assert ET.fromstring(to_junit([r], 0.1, DOCS)).find("testcase/failure") is not None
 
 

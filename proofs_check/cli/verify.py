@@ -37,7 +37,7 @@ from proofs_check.core import checkpoint, code_digest, interrupt
 from proofs_check.core.budget import Budget
 from proofs_check.core.checkpoint import CheckpointError, Checkpointer
 from proofs_check.core.engine import Engine
-from proofs_check.core.report import catalogue_text, results_text, summary_text, to_json, to_junit
+from proofs_check.core.report import catalogue_text, results_text, summary_text, to_json, to_junit, verdict_word
 from proofs_check.core.search import stderr_progress
 from proofs_check.core.trace import load_records
 from proofs_check.core.verdict import ClaimResult, exit_code
@@ -281,7 +281,7 @@ def _replay(args: argparse.Namespace, argv: list[str], t0: float) -> int:
     for rec in records:
         res, lines = catalogue.replay(rec)
         print("\n".join(lines))
-        print(f"{res.claim_id}: {res.verdict.value.upper()} — {res.message}\n")
+        print(f"{res.claim_id}: {verdict_word(res, catalogue.ALL_DOCS)} — {res.message}\n")
         results.append(res)
     failed = _plot(args.plot, records) if args.plot else []
     return _finish(results, args, argv, None, t0, failed=failed)
@@ -319,7 +319,7 @@ def _finish(results: list[ClaimResult], args: argparse.Namespace, argv: list[str
                 write_output(path, render())
             except OutputError as e:
                 failed.append(e)
-    print(summary_text(results) + f" [{elapsed:.1f}s]")
+    print(summary_text(results, catalogue.ALL_DOCS) + f" [{elapsed:.1f}s]")
     if failed:
         raise OutputError("; ".join(map(str, failed)) + " (the results are printed above)")
     return exit_code(results)

@@ -11,6 +11,9 @@ class ClaimDoc:
     premise: str
     property: str
     checked: str  # what is checked and how (scheduler, event family, scan)
+    # A measurement (a figure, not a pass/fail claim): a complete run is reported "measured", not
+    # "holds" (its verdict stays Verdict.HOLDS, so exit codes and JSON are unchanged).
+    measurement: bool = False
 
     def text(self) -> str:
         return (f"{self.id}\n    ref:       {self.ref}\n    premise:   {self.premise}\n"

@@ -17,7 +17,7 @@ from proofs_check.core.verdict import ClaimResult, Verdict, covered, covered_tex
 
 Docs = Mapping[str, ClaimDoc]
 
-EXIT_MEANING = {0: "all checked claims hold within bounds", 1: "a claim is violated",
+EXIT_MEANING = {0: "all checked claims hold (or were measured) within bounds", 1: "a claim is violated",
                 2: "bad usage or input", 3: "inconclusive or vacuous"}
 
 
@@ -66,9 +66,16 @@ def cutoff_text(c: dict[str, Any]) -> str:
     return "\n".join(rows)
 
 
+def verdict_word(r: ClaimResult, docs: Docs) -> str:
+    """The verdict as a report prints it: ``HOLDS``, ``VIOLATED``, … — and ``MEASURED`` for a
+    measurement that was measured completely (its doc's ``measurement``)."""
+    c = docs.get(r.claim_id.split("[")[0])
+    return "MEASURED" if r.verdict is Verdict.HOLDS and c is not None and c.measurement else r.verdict.value.upper()
+
+
 def claim_text(r: ClaimResult, docs: Docs) -> str:
     c = docs.get(r.claim_id.split("[")[0])
-    lines = [f"{r.claim_id}: {r.verdict.value.upper()} — {r.message}"]
+    lines = [f"{r.claim_id}: {verdict_word(r, docs)} — {r.message}"]
     cov = covered(r) if r.verdict is Verdict.INCONCLUSIVE else None
     if cov is not None:
         lines.append("    " + covered_text(cov))
@@ -89,7 +96,7 @@ def claim_text(r: ClaimResult, docs: Docs) -> str:
 
 def trace_text(rec: dict[str, Any]) -> list[str]:
     if rec.get("kind") != "trace":  # count vectors, audit lines, delegated (RingStitch) records
-        return ["  " + json.dumps({k: v for k, v in rec.items() if k != "kind"}, ensure_ascii=False, default=str)]
+        return record_text(rec)
     names = "the scheduler's own run: its job ids and node numbers" if rec.get("model") == "policy" else \
         "job and node names are stable: jobs numbered in arrival order"
     lines = [f"  N = {rec['n_nodes']}, {len(rec['events'])} events from the empty cluster ({names})"]
@@ -102,10 +109,32 @@ def trace_text(rec: dict[str, Any]) -> list[str]:
     return lines
 
 
-def summary_text(results: list[ClaimResult]) -> str:
+SKIPPED_FIELDS = ("kind", "format_version", "claim")  # said by the line above the record
+
+
+def record_text(rec: dict[str, Any], indent: str = "  ") -> list[str]:
+    """A record that is not an event trace (count vectors, audit lines, RingStitch instances), one
+    ``field: value`` line per field, nested objects indented below their field; lists and numbers
+    as JSON (``[1, 1, 2]``)."""
+    lines = []
+    for key, value in rec.items():
+        if key in SKIPPED_FIELDS and indent == "  ":
+            continue
+        if isinstance(value, dict) and value:
+            lines.append(f"{indent}{key}:")
+            lines.extend(record_text(value, indent + "  "))
+        else:
+            text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+            lines.append(f"{indent}{key}: {text}")
+    return lines
+
+
+def summary_text(results: list[ClaimResult], docs: Docs | None = None) -> str:
+    """``summary: 2 holds, 1 violated; exit 1 (…)``; a complete measurement counts as "measured"."""
     code = exit_code(results)
-    counts = {v: sum(1 for r in results if r.verdict == v) for v in Verdict}
-    parts = ", ".join(f"{n} {v.value}" for v, n in counts.items() if n)
+    words = [verdict_word(r, docs or {}).lower() for r in results]
+    parts = ", ".join(f"{words.count(w)} {w}" for w in dict.fromkeys(
+        [v.value for v in Verdict if v.value in words] + ["measured"]) if words.count(w))
     return f"summary: {parts}; exit {code} ({EXIT_MEANING[code]})"
 
 

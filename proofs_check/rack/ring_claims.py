@@ -1,4 +1,4 @@
-"""The RingStitch claims (seed 004, §IV-C) in the catalogue: ``ring-exact`` (``ring_exact.py``: the
+"""The RingStitch claims (RingStitch, arXiv:2609.37627v1, §IV-C) in the catalogue: ``ring-exact`` (``ring_exact.py``: the
 ring order is a minimum tour for ≤ 8 racks) and ``ring-choice`` (``ring_choice.py``: the chosen
 rack set against the lexicographic optimum). Both are scans checked against exact oracles; their
 records replay by re-solving the instance."""
@@ -15,10 +15,10 @@ from proofs_check.rack.ring_exact import check_ring_exact, replay_ring_exact
 
 _SMALL = "small instances"
 RING_CLAIMS: tuple[ClaimDoc, ...] = (
-    ClaimDoc("ring-exact", "RingStitch ring order (seed 004)", "≤ 8 racks",
+    ClaimDoc("ring-exact", "RingStitch ring order (arXiv:2609.37627v1 §IV-C)", "≤ 8 racks",
              "the ring order is optimal (9–12 racks: worst nearest-neighbour/optimal ratio reported)",
              "RingStitch (proofs_check.rack.ring_claims)"),
-    ClaimDoc("ring-choice", "RingStitch rack choice (seed 004)", _SMALL,
+    ClaimDoc("ring-choice", "RingStitch rack choice (arXiv:2609.37627v1 §IV-C)", _SMALL,
              "distance of the chosen rack set from the lexicographic optimum (racks, ring cost, fragmentation)",
              "RingStitch (proofs_check.rack.ring_claims)"),
 )
