@@ -8,13 +8,14 @@ from __future__ import annotations
 import statistics
 import sys
 import time
+from pathlib import Path
 
 from heuristics.gpu.sizing import cluster_size, day_window, percentile_demand, wcc_coverage
 from heuristics.gpu.trace import TraceError
 from heuristics.gpu.trace_gen import load_builtin
 from heuristics.gpu.trace_loaders import load_openb
 
-DEFAULT = "/work/shared/data/openb_pod_list_default.csv"
+DEFAULT = str(Path(__file__).resolve().parent.parent / "data" / "openb" / "openb_pod_list_default.csv")
 ETAS = (0.85, 0.90, 0.95)
 
 

@@ -1,6 +1,6 @@
 """Fill-until-full on the real openb cluster (FGD, ATC'23 §6; issue 15 item 4).
 
-    python benchmarks/fill_openb.py [--data /work/shared/data] [--seeds 0,1,2] [--until 1.2] [--out DIR]
+    python benchmarks/fill_openb.py [--data data/openb] [--seeds 0,1,2] [--until 1.2] [--out DIR]
 
 The cluster is the real node list (``openb_node_list_gpu_node.csv``: 1,213 nodes of 8/4/2/1 GPUs).
 Workloads: every ``openb_pod_list_*.csv`` found in ``--data`` (either shape; whole-GPU pods, the
@@ -114,7 +114,7 @@ def mean_rows(per_seed: list[list[fill.FillRow]]) -> list[fill.FillRow]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data", default="/work/shared/data")
+    ap.add_argument("--data", default=str(Path(__file__).resolve().parent.parent / "data" / "openb"))
     ap.add_argument("--seeds", default="0,1,2")
     ap.add_argument("--until", type=float, default=1.2)
     ap.add_argument("--out", default=None)

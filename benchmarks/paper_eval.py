@@ -11,7 +11,7 @@ to end, in one command.
 2. Migration-cost sweep (Fig. 4): c ∈ {1, …, 10} s at η = 0.90 for the schedulers that migrated
    at c = 8 s (a scheduler that never migrates gives the same run for every c, by construction);
    the c = 8 s column is part 1's run, not run again.
-3. With ``--openb PATH`` (e.g. ../shared/data/openb_pod_list_default.csv): the load report and
+3. With ``--openb PATH`` (e.g. data/openb/openb_pod_list_default.csv): the load report and
    the comparison at η = 0.90 on that trace.
 
 Figures go to ``--out`` (default ``paper_eval_out``): ``comparison.png`` (AFR / AJCT / AGU per

@@ -3,7 +3,7 @@
     python benchmarks/repaired_vs_literal.py [--openb PATH] [--eta 0.9] [--cost 8] [--workers 2]
 
 One table: for the built-in trace and (with ``--openb``, e.g.
-../shared/data/openb_pod_list_default.csv) the real openb trace, each COMPASS variant
+data/openb/openb_pod_list_default.csv) the real openb trace, each COMPASS variant
 (literal, prop3, repaired) and, as references, best-fit (no migration) and SIFOpt (the
 minimum-migration oracle scheduler), at N(η): run status, AFR, AJCT, AGU, migrations per job,
 fragmentation-induced blocking share and WCC coverage ρ. A literal run that hits an operator
