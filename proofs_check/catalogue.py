@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from heuristics.gpu.compass import Variant
-from proofs_check.core import interrupt
+from proofs_check.core import interrupt, sampler
 from proofs_check.core.budget import Budget
 from proofs_check.core.claim import ClaimDoc, matches
 from proofs_check.core.engine import SERIAL, Engine
@@ -105,7 +105,7 @@ def run(ids: list[str], opts: RunOptions) -> list[ClaimResult]:
     flat = [FLAT[c] for c in ids if c in FLAT]
     if flat:
         results += run_flat(flat, opts.bounds, opts.variant, opts.factory, opts.engine, opts.deadline, opts.progress)
-        if opts.random and not interrupt.requested():
+        if opts.random:  # after a signal the sampling stops at once: the claim is then inconclusive
             results = [_sampled(r, opts) if r.claim_id in FLAT else r for r in results]
     for c in ids:
         if c in COUNTS or c in RING_CHECKS:
@@ -152,13 +152,18 @@ def _sampled(r: ClaimResult, opts: RunOptions) -> ClaimResult:
     if opts.progress is not None:
         opts.progress(f"[{c.id}] sampling {opts.random} sequences, N ≤ {opts.random_nodes}, seed {opts.seed}")
     rec, runs = sample_flat(c, opts.random, opts.seed, opts.random_nodes, opts.variant, opts.factory,
-                            opts.bounds.ties == "all")
+                            opts.bounds.ties == "all", opts.deadline)
+    stopped = sampler.last_stop["reason"]
     stats = {**r.stats, "sampling": {"sequences": runs, "max_nodes": opts.random_nodes, "seed": opts.seed,
-                                     "found": rec is not None}}
+                                     "found": rec is not None, **({"stopped": stopped} if stopped else {})}}
     bounds = {**r.bounds, "sampling": f"{opts.random} sequences, N ≤ {opts.random_nodes}, seed {opts.seed}"}
     if rec is None:
-        return replace(r, stats=stats, bounds=bounds,
-                       message=r.message + f"; no counterexample in {runs} sampled sequences (N ≤ {opts.random_nodes})")
+        cut = f" (sampling stopped: {stopped}, after {runs} of {opts.random} sequences)" if stopped else ""
+        # sampling cut short by --time-limit or a signal: the check asked for was not finished (exit 3)
+        verdict = Verdict.INCONCLUSIVE if stopped and r.verdict is Verdict.HOLDS else r.verdict
+        return replace(r, verdict=verdict, stats=stats, bounds=bounds,
+                       message=r.message + f"; no counterexample in {runs} sampled sequences (N ≤ {opts.random_nodes})"
+                       + cut)
     if reachable:
         return replace(r, verdict=Verdict.HOLDS, bounds=bounds, stats={**stats, "witness": rec},
                        message=f"reached by sampling at N={rec['n_nodes']} after {len(rec['events'])} events")

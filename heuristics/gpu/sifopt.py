@@ -82,6 +82,7 @@ from oracle.gpu.plain_nodes import (
 )
 from oracle.gpu.repack_ilp import BACKENDS, Solver
 from oracle.result import Status
+from oracle import stopping
 
 DEFAULT_EXACT_MAX_NODES = 512
 DEFAULT_TIME_LIMIT = 10.0
@@ -165,7 +166,7 @@ def keep_nodes_witness(nodes: Nodes, capacity: int, new_items: Sequence[Item], p
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.max_time_in_seconds = float(time_limit)
-    if solver.solve(model) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+    if stopping.solve(solver, model) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return None
     return [p for p, v in zip(pats, x) for _ in range(solver.value(v))]
 

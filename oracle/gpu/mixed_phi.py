@@ -55,6 +55,7 @@ from typing import Callable, Literal, Mapping, NamedTuple, Sequence
 from oracle import highs
 from oracle.gpu.patterns import Pattern, bin_patterns, load, sizes
 from oracle.result import Certificate, Status, cpsat_status
+from oracle import stopping
 
 Objective = Literal["partial", "nodes", "unplaced"]
 Solver = Literal["cp-sat", "highs"]
@@ -245,7 +246,7 @@ def _solve_cpsat(m: LinearModel, time_limit: float) -> Certificate[int, Values]:
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.max_time_in_seconds = float(time_limit)
-    status = cpsat_status(solver.status_name(solver.solve(model)))
+    status = cpsat_status(solver.status_name(stopping.solve(solver, model)))
     wall = time.perf_counter() - t0
     if status not in (Status.OPTIMAL, Status.FEASIBLE):
         return Certificate(status, None, None, (), "cp-sat", ortools_version, wall)

@@ -45,6 +45,7 @@ from typing import Any, Callable, Literal, Sequence
 from oracle import highs
 from oracle.gpu.patterns import PackingWitness, Pattern, bin_patterns, fill_patterns, load, sizes
 from oracle.result import Certificate, Status, cpsat_status
+from oracle import stopping
 
 Objective = Literal["partial", "nodes"]
 
@@ -182,7 +183,7 @@ def solve_cpsat(m: PackingModel, time_limit: float = DEFAULT_TIME_LIMIT) -> Cert
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.max_time_in_seconds = float(time_limit)
-    status = cpsat_status(solver.status_name(solver.solve(model)))
+    status = cpsat_status(solver.status_name(stopping.solve(solver, model)))
     wall = time.perf_counter() - t0
     name, version = "cp-sat", ortools_version
     if status is not Status.OPTIMAL and status is not Status.FEASIBLE:

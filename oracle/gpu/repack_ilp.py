@@ -24,6 +24,7 @@ from oracle import highs
 from oracle.gpu.patterns import Pattern, fill_patterns, load
 from oracle.gpu.plain_nodes import Item, Nodes, instance_counts, node_pattern, outflow
 from oracle.result import Certificate, Status, cpsat_status
+from oracle import stopping
 
 Solver = Literal["cp-sat", "highs"]
 
@@ -164,7 +165,7 @@ def solve_cpsat(m: RepackModel, time_limit: float) -> Certificate[int, Columns]:
     solver.parameters.symmetry_level = 0
     solver.parameters.add_lp_constraints_lazily = False
     solver.parameters.max_time_in_seconds = float(time_limit)
-    status = cpsat_status(solver.status_name(solver.solve(model)))
+    status = cpsat_status(solver.status_name(stopping.solve(solver, model)))
     name = "cp-sat"
     if status is not Status.OPTIMAL and status is not Status.FEASIBLE:
         return Certificate(status, None, None, NO_COLUMNS, name, ortools_version, time.perf_counter() - t0)
@@ -181,7 +182,7 @@ def solve_cpsat(m: RepackModel, time_limit: float) -> Certificate[int, Columns]:
     hint(values)
     model.minimize(weighted(x, [o[1] for o in out]))
     solver.parameters.max_time_in_seconds = max(0.01, float(time_limit) - (time.perf_counter() - t0))
-    second = cpsat_status(solver.status_name(solver.solve(model)))
+    second = cpsat_status(solver.status_name(stopping.solve(solver, model)))
     if second is Status.OPTIMAL or second is Status.FEASIBLE:
         values = tuple(solver.value(v) for v in x)
     return Certificate(Status.OPTIMAL, best, best, Columns(values, second is Status.OPTIMAL), name,

@@ -17,6 +17,7 @@ from typing import Sequence
 import numpy as np
 
 from oracle.result import Certificate, Status, cpsat_status
+from oracle import stopping
 
 Tour = tuple[int, ...]  # a closed tour: the racks in visiting order, starting at 0; () for none
 
@@ -106,7 +107,7 @@ def cp_sat_tour(dist: Sequence[Sequence[int]] | np.ndarray, time_limit: float = 
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = time_limit
     solver.parameters.num_workers = workers
-    status = cpsat_status(solver.status_name(solver.solve(model)))
+    status = cpsat_status(solver.status_name(stopping.solve(solver, model)))
     wall = time.perf_counter() - start
     if status is Status.INFEASIBLE:
         return Certificate(status, None, None, (), "cp-sat", ortools_version, wall)

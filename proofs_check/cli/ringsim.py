@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import math
 import sys
 import time
@@ -24,7 +25,8 @@ from heuristics.rack.racks import PENALTY_NAMES, FragmentationPenalty, RackClust
 from heuristics.rack.ring_baselines import PAPER_POLICIES, RING_POLICIES, make_ring_policy
 from heuristics.limits import Size, finite, within
 from proofs_check.cli.common import (EXIT_OK, UsageError, make_parser, output_dir, replace_output, run,
-                                     usage_on)
+                                     usage_on, write_output)
+from proofs_check.cli.interruptible import EXIT_INTERRUPTED, interruptible
 from proofs_check.cli.limit_option import add_limit_option
 from proofs_check.cli.plots import save_figure
 from proofs_check.core.engine import Engine
@@ -239,16 +241,31 @@ def _main(argv: Sequence[str] | None) -> int:
     out = output_dir(args.out)
     rows: list[Row] = []
     start = time.perf_counter()
-    with Engine(args.backend, args.workers, args.address) as engine:
+    done = 0
+    with interruptible() as stop, Engine(args.backend, args.workers, args.address) as engine:
         for i, (cell, (cell_rows, walls)) in enumerate(zip(cells, engine.starmap(run_cell, [(c,) for c in cells])), 1):
             rows += cell_rows
+            done = i
             print(f"[{i}/{len(cells)}] workload {cell.workload} load {cell.load:.2f} seed {cell.seed}: "
                   f"{sum(walls.values()):.1f}s ({time.perf_counter() - start:.0f}s total)", file=sys.stderr)
     write_csv(rows, out / "results.csv")
+    write_status(out / "status.json", stop.signal, done, len(cells))
+    if stop.signal:  # what was run is written, marked incomplete; no plots of a partial sweep
+        print(format_table(rows, cells[0].schedulers))
+        stop.note(PROG, f"{done} of {len(cells)} cells completed; {out / 'results.csv'} has those "
+                        f"({out / 'status.json'}: complete false)")
+        return EXIT_INTERRUPTED
     plots = [] if args.no_plots else plot_metrics(rows, cells[0].schedulers, out)
     print(format_table(rows, cells[0].schedulers))
     print(f"wrote {out / 'results.csv'}" + (f" and {len(plots)} plots" if plots else ""), file=sys.stderr)
     return EXIT_OK
+
+
+def write_status(path: Path, signal: str, done: int, planned: int) -> None:
+    """``status.json``: whether the sweep is complete (``interrupted``: the signal that stopped it)."""
+    status = {"complete": not signal and done == planned, "cells_completed": done, "cells_planned": planned,
+              "interrupted": signal or None}
+    write_output(path, json.dumps(status, indent=1) + "\n")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -75,6 +75,7 @@ from proofs_check.cli.common import (
     positive,
     run,
 )
+from proofs_check.cli.interruptible import EXIT_INTERRUPTED, interruptible
 from proofs_check.cli.limit_option import add_limit_option
 
 PROG = "sifopt"
@@ -312,15 +313,22 @@ def build_parser() -> CliParser:
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     snap = read_input(args)
-    if snap.is_mixed:
-        report, phi_m, mn_m = solve_mixed_snapshot(snap, args.solver, args.time_limit)
-        text = render_mixed(report, phi_m, mn_m)
-        phi_status, proven = phi_m.status, phi_m.is_proven and mn_m.is_proven
-    else:
-        report, phi, mn = solve(snap, args.solver, args.time_limit)
-        text = render_text(report, phi, mn)
-        phi_status, proven = phi.status, phi.is_proven and mn.is_proven
+    with interruptible(armed=False) as stop:  # a signal stops the solver: the answer is then unproven
+        if snap.is_mixed:
+            report, phi_m, mn_m = solve_mixed_snapshot(snap, args.solver, args.time_limit)
+            text = render_mixed(report, phi_m, mn_m)
+            phi_status, proven = phi_m.status, phi_m.is_proven and mn_m.is_proven
+        else:
+            report, phi, mn = solve(snap, args.solver, args.time_limit)
+            text = render_text(report, phi, mn)
+            phi_status, proven = phi.status, phi.is_proven and mn.is_proven
+    if stop.signal:
+        report["interrupted"] = stop.signal
     print(json.dumps(report, indent=2, ensure_ascii=False) if args.json else text)
+    if stop.signal:
+        stop.note(PROG, "the solver was stopped; the answer above is what it had" +
+                  ("" if proven else " (not proven)"))
+        return EXIT_INTERRUPTED
     if not proven:
         return EXIT_INCONCLUSIVE
     return EXIT_VIOLATED if phi_status is Status.INFEASIBLE else EXIT_OK

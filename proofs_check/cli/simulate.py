@@ -42,8 +42,8 @@ import json
 import math
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import asdict, dataclass, replace
+from concurrent.futures import as_completed
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterator, Sequence, TextIO
 
@@ -56,15 +56,18 @@ from heuristics.gpu.sim_metrics import RunMetrics, compute_metrics
 from heuristics.gpu.placeholders import PARTITION_ONLY
 from heuristics.gpu.simulator import CHARGING, SERIES_COLUMNS, SimConfig, SimResult, on_node_list, simulate, validate_jobs
 from heuristics.gpu.sizing import cluster_size, day_window, window
-from heuristics.gpu.trace import LoadReport, Trace
+from heuristics.gpu.trace import Trace
 from heuristics.gpu.trace_gen import load_builtin
 from heuristics.gpu.trace_loaders import FORMATS, load_trace, openb_has_times, openb_job_models
 from heuristics.limits import Size, within
 from proofs_check.cli.common import (EXIT_OK, EXIT_VIOLATED, UsageError, make_parser, run, usage_on,
                                      write_output)
+from proofs_check.cli.interruptible import EXIT_INTERRUPTED, interruptible
 from proofs_check.cli.limit_option import add_limit_option
 from proofs_check.cli.simulate_fill import FILL_SCHEDULERS, fill_main, write_csv
+from proofs_check.cli.simulate_report import Replayed, mark_incomplete, replayed_meta, replayed_text
 from proofs_check.cli.simulate_outcome import sweep_exit
+from proofs_check.core import children
 from proofs_check.core.engine import Engine
 
 PROG = "simulate"
@@ -362,10 +365,15 @@ def execute(runs: list[tuple[RunSpec, Trace]], workers: int, engine: Engine | No
         for spec, tr in runs:
             yield run_one(spec, tr)
         return
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    pool = children.pool(workers)  # the workers die with this process
+    try:
         futures = [pool.submit(run_one, spec, tr) for spec, tr in runs]
         for f in as_completed(futures):
             yield f.result()
+    except BaseException:  # an interrupt (or a failed run): end the workers now, never wait for them
+        children.end_pool(pool)
+        raise
+    pool.shutdown(wait=True)
 
 
 class Progress:
@@ -426,29 +434,12 @@ def summary_row(o: RunOutcome) -> dict[str, object]:
             **o.metrics.as_row()}
 
 
-def report_json(report: LoadReport) -> dict[str, object]:
-    return {**asdict(report), "summary": report.summary()}
-
-
-def replayed_text(trace: Trace, replayed: Sequence[tuple[int | None, Trace]]) -> str:
-    """The load report of what is replayed: the trace's, or each window's (``--day``/``--window``:
-    jobs submitted outside it counted as dropped) — never the whole trace's for a part of it."""
-    if [w for _, w in replayed] == [trace]:
-        return trace.report.summary()
-    return "\n".join(f"replayed {w.name}: {w.report.summary()}" for _, w in replayed)
-
-
-def write_outputs(out: Path, trace: Trace, outcomes: list[RunOutcome],
-                  replayed: Sequence[tuple[int | None, Trace]] | None = None) -> None:
+def write_outputs(out: Path, trace: Trace, outcomes: list[RunOutcome], replayed: Replayed | None = None) -> None:
     """``summary.csv``, ``summary.json`` (the load report of what was replayed: with one window its
     report, and every window's under ``replayed``), per-run job and series CSVs."""
     rows = [summary_row(o) for o in outcomes]
     write_csv(out / "summary.csv", list(rows[0]), [list(r.values()) for r in rows])
-    parts = list(replayed) if replayed is not None else [(None, trace)]
-    report = parts[0][1].report if len(parts) == 1 else trace.report
-    meta = {"trace": trace.name, "load_report": report_json(report),
-            "replayed": [{"day": day, "trace": w.name, "jobs": len(w.jobs), "load_report": report_json(w.report)}
-                         for day, w in parts],
+    meta = {"trace": trace.name, **replayed_meta(trace, replayed),
             "runs": rows}
     write_output(out / "summary.json", json.dumps(meta, indent=1, default=str) + "\n")
     for o in outcomes:
@@ -461,11 +452,12 @@ def write_outputs(out: Path, trace: Trace, outcomes: list[RunOutcome],
 
 
 def run_all(runs: list[tuple[RunSpec, Trace]], a: argparse.Namespace) -> list[RunOutcome]:
-    """Every run, with a progress bar on stderr; outcomes in the sweep's order."""
+    """Every run, with a progress bar on stderr; outcomes in the sweep's order. A SIGINT/SIGTERM
+    stops the sweep (``a.stop.signal`` then names it) with the runs completed so far."""
     progress = Progress(len(runs))
     outcomes: list[RunOutcome] = []
     try:
-        with Engine(a.backend, a.workers, a.address) as engine:
+        with interruptible() as a.stop, Engine(a.backend, a.workers, a.address) as engine:
             for o in execute(runs, a.workers, engine):
                 outcomes.append(o)
                 progress.step(o.spec.run_id)
@@ -497,15 +489,22 @@ def _main(argv: Sequence[str] | None) -> int:
         print(f"note: {note}")
     outcomes = run_all(runs, a)
     print_table(outcomes)
-    if a.out is not None:
+    if a.stop.signal:
+        a.stop.note(PROG, f"{len(outcomes)} of {len(runs)} runs completed; the table"
+                          + (" and --out cover" if a.out is not None else " covers") + " those (incomplete sweep)")
+    if a.out is not None and outcomes:
         out = Path(a.out)
         write_outputs(out, trace, outcomes, replayed)
+        if a.stop.signal:
+            mark_incomplete(out / "summary.json", a.stop.signal, len(outcomes), len(runs))
         print(f"results written to {out}/")
-        if a.plot:
+        if a.plot and not a.stop.signal:
             from proofs_check.cli.plots import plot_folder
 
             for p in plot_folder(out):
                 print(f"plot: {p}")
+    if a.stop.signal:
+        return EXIT_INTERRUPTED
     code, findings = sweep_exit([(o.spec.run_id, o.spec.scheduler, o.result.status) for o in outcomes], a.named)
     print(*findings, sep="\n", end="\n" if findings else "")
     return code

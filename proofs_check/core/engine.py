@@ -62,9 +62,11 @@ class InProcessPool:
 
 def _serve(conn: Any, factory: Callable[..., Any], index: int, count: int, args: tuple[Any, ...]) -> None:
     """A forked worker: run the shard's methods on command until told to stop."""
+    from proofs_check.core.children import die_with_parent
     from proofs_check.core.interrupt import shield_child
 
     shield_child()
+    die_with_parent()  # a killed coordinator leaves no shard behind
     shard = factory(index, count, *args)
     while True:
         msg = conn.recv()
@@ -315,17 +317,29 @@ class Engine:
         """``fn(*args)`` for every tuple, results in input order, on this engine's processes."""
         if self.backend == "dask":
             futures = [self.client.submit(fn, *a, pure=False) for a in arg_tuples]
-            for f in futures:
-                yield f.result()
+            try:
+                for f in futures:
+                    yield f.result()
+            finally:  # an interrupt: the jobs not yet run are cancelled, not left on the cluster
+                for f in futures:
+                    f.cancel()
             return
         if self.shard_count <= 1:
             for a in arg_tuples:
                 yield fn(*a)
             return
-        from concurrent.futures import ProcessPoolExecutor
+        from proofs_check.core.children import end_pool, pool as worker_pool
 
-        with ProcessPoolExecutor(self.shard_count) as pool:
-            yield from pool.map(fn, *zip(*arg_tuples)) if arg_tuples else ()
+        executor = worker_pool(self.shard_count)  # workers die with this process
+        try:  # not executor.map: on an interrupt it cancels the futures before the workers are ended,
+            # and the pool's manager thread then fails on them (InvalidStateError, Python 3.11)
+            futures = [executor.submit(fn, *a) for a in arg_tuples]
+            for f in futures:
+                yield f.result()
+        except BaseException:  # an interrupt (or a failed job): end the workers now, never wait for them
+            end_pool(executor)
+            raise
+        executor.shutdown(wait=True)
 
 
 SERIAL = Engine()

@@ -9,21 +9,35 @@ set the flag, so the report of the interrupted run is always written.
 ``Interrupted`` derives from BaseException (as KeyboardInterrupt does) so that no ``except
 Exception`` in a claim's code swallows it. Forked shard processes ignore both signals
 (:func:`shield_child`): the coordinator ends them.
+
+From the program's first moment (:func:`install_early`, before its heavy imports): a signal
+before the run began ends the program at once with one line and exit 130 (nothing was computed,
+nothing is lost); one after the run (its report being written) only sets the flag.
+
+Code that runs in C with the GIL released (a CP-SAT solve) never lets a Python handler run until
+it returns: :func:`on_signal` registers a callback run by a watcher thread as soon as a signal
+arrives (``signal.set_wakeup_fd``), e.g. one that stops the solver.
 """
 from __future__ import annotations
 
+import os
 import signal
+import sys
+import threading
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 INTERRUPTED = "interrupted"
+EXIT_INTERRUPTED = 130  # 128 + SIGINT (docs/cli.md)
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 class Interrupted(BaseException):
     """Raised in the main thread by the first SIGINT/SIGTERM inside an armed region."""
 
 
-_state: dict[str, Any] = {"reason": "", "armed": 0, "installed": False}
+_state: dict[str, Any] = {"reason": "", "armed": 0, "installed": False, "began": False, "signal": "", "prog": ""}
+_callbacks: list[Callable[[], None]] = []
 
 
 def requested() -> str:
@@ -31,27 +45,100 @@ def requested() -> str:
     return str(_state["reason"])
 
 
+def signal_name() -> str:
+    """The name of the first signal of the run ("SIGINT", "SIGTERM"), "" when none came."""
+    return str(_state["signal"])
+
+
 def reset() -> None:
-    _state.update(reason="", armed=0)
+    _state.update(reason="", armed=0, signal="")
 
 
 def _handler(signum: int, frame: Any) -> None:
     first = not _state["reason"]
     _state["reason"] = INTERRUPTED
+    if first:
+        _state["signal"] = signal.Signals(signum).name
     if first and _state["armed"] > 0:
         raise Interrupted(signal.Signals(signum).name)
 
 
+def _early(signum: int, frame: Any) -> None:
+    """Before the run began: end the program now (exit 130); after it: only set the flag."""
+    if _state["began"]:
+        _state["reason"] = _state["reason"] or INTERRUPTED
+        return
+    name = signal.Signals(signum).name
+    os.write(2, f"{_state['prog'] or 'program'}: interrupted ({name}) before the run began; nothing written\n"
+             .encode())
+    raise SystemExit(EXIT_INTERRUPTED)
+
+
+def install_early(prog: str) -> None:
+    """A program's first act (main thread): SIGINT/SIGTERM before the run began exit 130 at once."""
+    _state["prog"] = prog
+    if threading.current_thread() is threading.main_thread():
+        for s in SIGNALS:
+            signal.signal(s, _early)
+
+
+def on_signal(callback: Callable[[], None]) -> None:
+    """Run ``callback`` from a watcher thread as soon as a signal arrives during :func:`handling`
+    (even while the main thread is inside C code); registered for the rest of the process."""
+    _callbacks.append(callback)
+
+
+def _watch(read_fd: int) -> None:
+    while True:
+        try:
+            data = os.read(read_fd, 64)
+        except OSError:
+            return
+        if not data:
+            return
+        for cb in list(_callbacks):
+            try:
+                cb()
+            except Exception as e:  # a stopper that fails must not end the watcher
+                print(f"interrupt: a stop callback failed: {e}", file=sys.stderr)
+
+
+@contextmanager
+def _wakeup() -> Iterator[None]:
+    """Signals also write to a pipe a watcher thread reads, which runs the :func:`on_signal` callbacks."""
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(write_fd, False)
+    try:
+        old_fd = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+    except ValueError:  # not the main thread
+        os.close(read_fd)
+        os.close(write_fd)
+        yield
+        return
+    watcher = threading.Thread(target=_watch, args=(read_fd,), daemon=True, name="signal-watch")
+    watcher.start()
+    try:
+        yield
+    finally:
+        signal.set_wakeup_fd(old_fd)
+        os.close(write_fd)
+        watcher.join(timeout=1)
+        os.close(read_fd)
+
+
 @contextmanager
 def handling() -> Iterator[None]:
-    """Catch SIGINT and SIGTERM for the block (main thread only), restoring the old handlers."""
+    """Catch SIGINT and SIGTERM for the block (main thread only), restoring the old handlers.
+    Once the block ran, a program's early handler (:func:`install_early`) only sets the flag."""
     reset()
-    old = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    old = {s: signal.getsignal(s) for s in SIGNALS}
     for s in old:
         signal.signal(s, _handler)
     _state["installed"] = True
+    _state["began"] = True
     try:
-        yield
+        with _wakeup():
+            yield
     finally:
         for s, h in old.items():
             signal.signal(s, h)

@@ -14,9 +14,14 @@ default tie-breaking.
 
 Sampling never proves anything about the unsampled space: it can only add a counterexample
 (violated) or a reachability witness.
+
+A run's ``deadline`` (``--time-limit``) and SIGINT/SIGTERM (``proofs_check.core.interrupt``) end
+the sampling before the next sequence: :func:`sample` then returns what it found so far and the
+number of sequences run (fewer than asked; :data:`last_stop` says why).
 """
 from __future__ import annotations
 
+import time
 from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
 from hypothesis import HealthCheck, Phase, given, seed, settings, target
@@ -24,9 +29,12 @@ from hypothesis import strategies as st
 
 from proofs_check.core.model import A, Outcome, Property, S, StateModel, Step, failure_numbers
 from proofs_check.core.replay import fires
+from proofs_check.core import interrupt
 from proofs_check.core.search import Finding
 
 MAX_ACTIONS = 30
+TIME_LIMIT = "time limit"
+last_stop = {"reason": ""}  # why the last sample() ended early: TIME_LIMIT, "interrupted" or ""
 
 
 @runtime_checkable
@@ -43,14 +51,27 @@ class _Found(AssertionError):
     pass
 
 
+class _Stopped(BaseException):
+    """The deadline passed or a signal came: Hypothesis lets a BaseException through at once."""
+
+
 def sample(model_of: Callable[[int], StateModel[S, A]], sizes: Sequence[int], prop: Property[S, A], runs: int,
-           seed_value: int, max_actions: int = MAX_ACTIONS, ties: bool = False) -> tuple[Finding[S, A] | None, int]:
+           seed_value: int, max_actions: int = MAX_ACTIONS, ties: bool = False,
+           deadline: float | None = None) -> tuple[Finding[S, A] | None, int]:
     """Run ``runs`` sampled sequences; returns (the shrunk finding or None, sequences run).
-    ``ties``: a drawn option at every tie point (the models must be :class:`TieDrawing`)."""
+    ``ties``: a drawn option at every tie point (the models must be :class:`TieDrawing`).
+    ``deadline`` (a ``time.perf_counter()`` value) and a signal stop it early (see the module)."""
     count = [0]
     found: list[Finding[S, A]] = []
+    last_stop["reason"] = ""
 
     def body(size: int, choices: list[int], data: Any) -> None:
+        if interrupt.requested():
+            last_stop["reason"] = interrupt.INTERRUPTED
+            raise _Stopped()
+        if deadline is not None and time.perf_counter() >= deadline:
+            last_stop["reason"] = TIME_LIMIT
+            raise _Stopped()
         count[0] += 1
         model = model_of(size)
         step_of = _stepper(model, data)
@@ -59,6 +80,9 @@ def sample(model_of: Callable[[int], StateModel[S, A]], sizes: Sequence[int], pr
         states: list[S] = []
         best = 0.0
         for c in choices:
+            if interrupt.requested():  # a long sequence (large N) is not finished after a signal
+                last_stop["reason"] = interrupt.INTERRUPTED
+                raise _Stopped()
             allowed = model.actions(state)
             if not allowed:
                 break
@@ -95,9 +119,14 @@ def sample(model_of: Callable[[int], StateModel[S, A]], sizes: Sequence[int], pr
                                     phases=[Phase.generate, Phase.target, Phase.shrink],
                                     report_multiple_bugs=False)(test))
     try:
-        run()
+        with interrupt.armed():  # a signal abandons even a long step at once (a large N's canonical form)
+            run()
     except _Found:
         pass
+    except _Stopped:  # a failure found before the stop is kept (Hypothesis was shrinking it)
+        pass
+    except interrupt.Interrupted:
+        last_stop["reason"] = interrupt.INTERRUPTED
     return (found[0] if found else None), count[0]
 
 

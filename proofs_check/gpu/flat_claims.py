@@ -387,14 +387,16 @@ def flat_record(c: FlatClaim, f: Finding[FlatState, Event], vname: str, factory:
 
 # --------------------------------------------------------------------------- sampling and replay
 def sample_flat(c: FlatClaim, runs: int, seed_value: int, max_nodes: int, variant: str | Variant | None = None,
-                factory: PolicyFactory | None = None, ties: bool = False) -> tuple[Record | None, int]:
+                factory: PolicyFactory | None = None, ties: bool = False,
+                deadline: float | None = None) -> tuple[Record | None, int]:
     """``runs`` Hypothesis-drawn event sequences on N ≤ ``max_nodes`` (w ≤ 8, ≤ 30 events); ``ties``:
-    a drawn option at every tie point too (``--ties all``), recorded in the events."""
+    a drawn option at every tie point too (``--ties all``), recorded in the events; ``deadline``
+    and a signal end it early (fewer sequences run)."""
     v = variant if variant is not None else c.variant
     fac = factory if factory is not None else compass_factory(v)
     events = EventBounds(c.demands, MAX_ACTIONS, SAMPLE_MAX_W)
     found, count = sample(lambda n: PolicyModel(fac, n, events, c.wcc_trajectory), range(1, max_nodes + 1),
-                          c.prop, runs, seed_value, ties=ties)
+                          c.prop, runs, seed_value, ties=ties, deadline=deadline)
     if found is None:
         return None, count
     return flat_record(c, found, variant_name(v), fac, sampled=True), count

@@ -1,0 +1,54 @@
+"""Stopping a CP-SAT solve from another thread (an interrupt arriving while the solver runs).
+
+A CP-SAT solve runs in C++ with the GIL released, so a Python signal handler only runs when it
+returns — up to its whole time limit later — and CP-SAT's own SIGINT handler (on by default) turns
+Ctrl-C into "stop this one solve" and hides it from the program. A program that handles its own
+signals calls :func:`watch` once: from then on every solve made through :func:`solve` leaves SIGINT
+to the program, and :func:`stop_all` (called from the program's signal watcher thread) stops every
+solve in progress and makes later ones return at once (status unknown: not proven), so the program
+gets back control within milliseconds and reports what it has.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+_lock = threading.Lock()
+_running: set[Any] = set()
+_state = {"watched": False, "stopped": False}
+
+
+def watch() -> None:
+    """The program handles SIGINT/SIGTERM itself (and calls :func:`stop_all` on one)."""
+    _state.update(watched=True, stopped=False)
+
+
+def reset() -> None:
+    _state.update(watched=False, stopped=False)
+
+
+def stopped() -> bool:
+    return bool(_state["stopped"])
+
+
+def stop_all() -> None:
+    """Stop every CP-SAT solve in progress, and every later one at its start (thread-safe)."""
+    with _lock:
+        _state["stopped"] = True
+        for solver in list(_running):
+            solver.stop_search()
+
+
+def solve(solver: Any, model: Any) -> Any:
+    """``solver.solve(model)``, stoppable by :func:`stop_all`; its status code."""
+    if _state["watched"]:
+        solver.parameters.catch_sigint_signal = False
+    with _lock:
+        if _state["stopped"]:
+            solver.parameters.max_time_in_seconds = 0.0
+        _running.add(solver)
+    try:
+        return solver.solve(model)
+    finally:
+        with _lock:
+            _running.discard(solver)
