@@ -50,12 +50,11 @@ from heuristics.gpu.policy import Outcome as PolicyOutcome
 from heuristics.gpu.registry import make_policy, policy_migrates
 from heuristics.gpu.ties import Script
 from oracle.result import Status
-from proofs_check.core.engine import SERIAL, Engine
 from proofs_check.core.model import Numbers, Outcome, Property, Step, Undecided
 from proofs_check.core.replay import first_firing, replay_steps, replay_verdict
-from proofs_check.core.search import Finding, Limits, Progress, explore
+from proofs_check.core.search import Exploration, Finding, Progress
 from proofs_check.core.trace import Record, trace_record
-from proofs_check.core.verdict import ClaimResult, Explained, Verdict, explored_verdict, size_row
+from proofs_check.core.verdict import ClaimResult, Explained, Verdict
 from proofs_check.gpu.events import Event, apply_event
 from proofs_check.gpu.flat_claims import _TIES_TEXT as TIES_TEXT
 from proofs_check.gpu.flat_claims import ALL_G, Bounds
@@ -69,8 +68,6 @@ from proofs_check.gpu.policy_checks import (
     SizeAxis,
     claim_property,
     gap_probe,
-    probe_name,
-    measured,
     shape_problems,
 )
 
@@ -368,55 +365,48 @@ def hier_bounds_row(target: PolicyTarget, bounds: Bounds, params: PolicyParams) 
             "arrivals g": list(hier_demands(params, fac.k)), "premise filter": "none", **params.to_json()}
 
 
-def run_hier_policy(claims: Sequence[str], target: PolicyTarget, bounds: Bounds, params: PolicyParams,
-                    measure_id: str, engine: Engine = SERIAL, deadline: float | None = None,
-                    progress: Progress | None = None) -> list[ClaimResult]:
-    """The policy.* claims ``claims`` on hier-compass: one exploration over D = min..max domains."""
-    fac = _factory(target)
-    label = f"{NAME} K={fac.k}"
-    props = [hier_prop(c, params) for c in claims]
-    exp = explore(_models(fac, bounds, params), props, Limits(bounds.depth, bounds.max_states), engine, deadline,
-                  progress, label)
-    out = []
-    for c, p in zip(claims, props):
-        o = exp.outcomes[p.name]
-        verdict, msg = explored_verdict(p, o, exp, bounds.min_nodes, _says(bounds, fac.k))
-        stats = {"exploration": label, "sizes": [size_row(s) for s in exp.sizes], "premise met": o.premise_met}
-        rec = None if o.finding is None else hier_record(c, o.finding, target, params)
-        out.append(ClaimResult(c, verdict, msg, hier_bounds_row(target, bounds, params), stats, rec))
-    return out
+@dataclass(frozen=True)
+class HierFamily:
+    """hier-compass's side of the one claim pipeline (``gpu.claim_family``): HierView states, sizes
+    D domains of K panels, Φπ and Φ★ at the GPU level (N = D·K panels), no cutoff."""
 
+    target: PolicyTarget
+    tests: ClaimTests = HIER_TESTS
 
-def measure_hier_sif(target: PolicyTarget, bounds: Bounds, params: PolicyParams, measure_id: str,
-                     engine: Engine = SERIAL, deadline: float | None = None,
-                     progress: Progress | None = None) -> ClaimResult:
-    """The largest GPU-level Φπ − Φ★ per D within the bounds (probes Φπ − Φ★ ≥ j, j = 1..D·K)."""
-    fac = _factory(target)
-    per_d: dict[str, Any] = {}
-    best: tuple[int, Finding[HierView, Event]] | None = None
-    sizes: list[dict[str, Any]] = []
-    complete = True
-    for model in _models(fac, bounds, params):
-        n = model.size * fac.k
-        names = [probe_name(measure_id, j) for j in range(1, n + 1)]
-        exp = explore([model], [gap_probe(j, HIER_TESTS, measure_id) for j in range(1, n + 1)],
-                      Limits(bounds.depth, bounds.max_states), engine, deadline, progress, f"{NAME} measure sif")
-        sizes += [size_row(s) for s in exp.sizes]
-        found = {j: exp.outcomes[c].finding for j, c in enumerate(names, 1)}
-        gap = max((j for j, f in found.items() if f is not None), default=0)
-        done = exp.complete and not any(o.undecided for o in exp.outcomes.values())
-        per_d[f"D={model.size} (N={n})"] = gap if done else f"≥ {gap}"
-        complete = complete and done
-        witness = found.get(gap)
-        if witness is not None and (best is None or gap > best[0]):
-            best = (gap, witness)
-        if not exp.complete:
-            break
-    # the per-D keys read as they are; the witness "first at D=1, N=2 panels, after 2 events"
-    axis = SizeAxis("D", "Φπ − Φ★ (GPU level)", str, lambda d: f"D={d}, N={d * fac.k} panels,")
-    return measured(measure_id, axis, {"exploration": f"{NAME} measure sif (GPU level: N = panels)", "sizes": sizes},
-                    per_d, best, complete, hier_bounds_row(target, bounds, params),
-                    lambda f, gap: hier_record(measure_id, f, target, params, gap=gap))
+    @property
+    def axis(self) -> SizeAxis:
+        # the per-D keys read as they are; the witness "first at D=1, N=2 panels, after 2 events"
+        k = _factory(self.target).k
+        return SizeAxis("D", "Φπ − Φ★ (GPU level)", str, lambda d: f"D={d}, N={d * k} panels,")
+
+    def label(self, params: PolicyParams) -> str:
+        return f"{NAME} K={_factory(self.target).k}"
+
+    def models(self, bounds: Bounds, params: PolicyParams, sizes: Iterable[int] | None,
+               deadline: float | None) -> Iterable[HierPolicyModel]:
+        return _models(_factory(self.target), bounds, params, sizes)
+
+    def cutoff(self, bounds: Bounds, params: PolicyParams, deadline: float | None, progress: Progress | None,
+               label: str) -> tuple[None, None]:
+        if bounds.every_n:
+            raise PolicyError(f"--max-nodes all: {NAME} has no checked cutoff; give --max-nodes D (domains)")
+        return None, None
+
+    def says(self, bounds: Bounds) -> Explained:
+        return _says(bounds, _factory(self.target).k)
+
+    def bounds_row(self, bounds: Bounds, params: PolicyParams, cid: str | None) -> dict[str, Any]:
+        return hier_bounds_row(self.target, bounds, params)
+
+    def stats(self, exp: Exploration[Any, Any], bounds: Bounds) -> dict[str, Any]:
+        return {}
+
+    def record(self, cid: str, f: Finding[Any, Any], params: PolicyParams, **extra: Any) -> Record:
+        return hier_record(cid, f, self.target, params, **extra)
+
+    def gaps(self, model: Any) -> tuple[int, str]:
+        n = model.size * _factory(self.target).k
+        return n, f"D={model.size} (N={n})"
 
 
 def hier_record(cid: str, f: Finding[HierView, Event], target: PolicyTarget, params: PolicyParams,
@@ -443,21 +433,6 @@ def bounds_text(target: PolicyTarget, bounds: Bounds, params: PolicyParams) -> s
             f"{params.bound}; policy.migrations ≤ {params.max_migrations} per event; ties: {TIES_TEXT[bounds.ties]}")
 
 
-
-
-def run_hier(ids: Sequence[str], target: PolicyTarget, bounds: Bounds, params: PolicyParams,
-             claim_ids: Sequence[str], measure_id: str, engine: Engine = SERIAL, deadline: float | None = None,
-             progress: Progress | None = None) -> list[ClaimResult]:
-    """What ``policy_claims.run_policy_claims`` does, for hier-compass: the named policy.* claims
-    in one exploration, then ``measure.sif`` if named (``--max-nodes all`` has no hierarchical
-    cutoff: refused; ``--ties all`` runs every event under every legal tie-break, reading H7)."""
-    if bounds.every_n:
-        raise PolicyError(f"--max-nodes all: {NAME} has no checked cutoff; give --max-nodes D (domains)")
-    claims = [c for c in ids if c in claim_ids]
-    out = run_hier_policy(claims, target, bounds, params, measure_id, engine, deadline, progress) if claims else []
-    if measure_id in ids:
-        out.append(measure_hier_sif(target, bounds, params, measure_id, engine, deadline, progress))
-    return out
 
 
 def replay(rec: Record, measure_id: str) -> tuple[ClaimResult, list[str]]:

@@ -44,8 +44,8 @@ Records (``--json``) carry ``policy`` (a registered name or ``package.module:fac
 from __future__ import annotations
 
 import sys
-from dataclasses import replace
-from typing import Any, Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Iterable, Sequence
 
 from heuristics.gpu.cluster import G_DEFAULT
 from heuristics.gpu.policy import Policy
@@ -54,12 +54,13 @@ from proofs_check.core.engine import SERIAL, Engine
 from proofs_check.core.model import Property
 from proofs_check.core.replay import departures, first_firing, replay_steps, replay_verdict
 from proofs_check.core.sampler import MAX_ACTIONS, sample
-from proofs_check.core.search import Exploration, Finding, Limits, Progress, explore
+from proofs_check.core.search import Exploration, Finding, Progress
 from proofs_check.core.trace import Record, trace_record
-from proofs_check.core.verdict import ClaimResult, Explained, Verdict, explored_verdict, size_row
-from proofs_check.gpu.cutoff import Cutoff, EveryN, every_n_measure, every_n_result, find_cutoff, phi_star_stable
+from proofs_check.core.verdict import ClaimResult, Explained, Verdict
+from proofs_check.gpu.cutoff import Cutoff, EveryN, find_cutoff
 from proofs_check.gpu.abstraction import Checked, checked
-from proofs_check.gpu.events import Action, Event
+from proofs_check.gpu.claim_family import Family, measure, run_claims
+from proofs_check.gpu.events import Action
 from proofs_check.gpu.facts import Facts, sif_numbers
 from proofs_check.gpu.live import Live
 from proofs_check.gpu.flat_claims import SAMPLE_MAX_W, Bounds
@@ -86,7 +87,6 @@ from proofs_check.gpu.policy_checks import (
     measured,
     moved_score,
     phi_pi_score,
-    probe_name,
     require_ties,
     spec_label,
 )
@@ -201,97 +201,70 @@ def abstraction_report(target: PolicyTarget, bounds: Bounds, sizes: Iterable[int
     return out
 
 
-def _cutoff(target: PolicyTarget, bounds: Bounds, params: PolicyParams, deadline: float | None,
-            progress: Progress | None, label: str) -> tuple[Cutoff | None, range | None]:
-    """With ``--max-nodes all``: the cutoff of this scheduler, and the sizes to explore."""
-    if not bounds.every_n:
-        return None, None
-    cut = find_cutoff(lambda n: next(iter(_models(target, bounds, params, [n]))), bounds.min_nodes,
-                      bounds.max_nodes, bounds.depth, bounds.max_w, bounds.max_states, deadline, progress, label)
-    return cut, range(bounds.min_nodes, cut.explore_to(bounds.min_nodes) + 1)
+@dataclass(frozen=True)
+class FlatFamily:
+    """The flat schedulers' side of the one claim pipeline (``gpu.claim_family``): their state is
+    the scheduler object (``LiveModel``), their sizes N nodes, and ``--max-nodes all`` has a
+    checked cutoff."""
 
+    target: PolicyTarget
+    tests: ClaimTests = FLAT_TESTS
+    axis: SizeAxis = SizeAxis("N", "Φπ − Φ★", "N={}".format, "N={}".format)
 
-def _says(bounds: Bounds) -> Explained:
-    ties = ", every tie-break" if bounds.ties == "all" else ""
-    return Explained(lambda n: f"N={n}", lambda a, b: f"N={a}..{b}",
-                     f"depth ≤ {bounds.depth}, ≤ {bounds.max_jobs} jobs, w ≤ {bounds.max_w}{ties}")
+    def label(self, params: PolicyParams) -> str:
+        return f"{self.target.name} g∈{{{','.join(map(str, params.demands))}}}"
 
+    def models(self, bounds: Bounds, params: PolicyParams, sizes: Iterable[int] | None,
+               deadline: float | None) -> Iterable[LiveModel]:
+        return _models(self.target, bounds, params, sizes, deadline)
 
-def _bounds_row(target: PolicyTarget, bounds: Bounds, params: PolicyParams) -> dict[str, Any]:
-    return {**bounds.describe(), "policy": target.name, "arrivals g": list(params.demands),
-            "premise filter": "none", **params.to_json()}
+    def cutoff(self, bounds: Bounds, params: PolicyParams, deadline: float | None, progress: Progress | None,
+               label: str) -> tuple[Cutoff | None, range | None]:
+        if not bounds.every_n:
+            return None, None
+        cut = find_cutoff(lambda n: next(iter(_models(self.target, bounds, params, [n]))), bounds.min_nodes,
+                          bounds.max_nodes, bounds.depth, bounds.max_w, bounds.max_states, deadline, progress, label)
+        return cut, range(bounds.min_nodes, cut.explore_to(bounds.min_nodes) + 1)
+
+    def says(self, bounds: Bounds) -> Explained:
+        ties = ", every tie-break" if bounds.ties == "all" else ""
+        return Explained(lambda n: f"N={n}", lambda a, b: f"N={a}..{b}",
+                         f"depth ≤ {bounds.depth}, ≤ {bounds.max_jobs} jobs, w ≤ {bounds.max_w}{ties}")
+
+    def bounds_row(self, bounds: Bounds, params: PolicyParams, cid: str | None) -> dict[str, Any]:
+        row = {**bounds.describe(), "policy": self.target.name, "arrivals g": list(params.demands),
+               "premise filter": "none", **params.to_json()}
+        if cid is not None:
+            row["checked"] = _property_text(cid, params) or DOCS[cid].property
+        return row
+
+    def stats(self, exp: Exploration[Any, Any], bounds: Bounds) -> dict[str, Any]:
+        return {"abstractions": abstraction_report(self.target, bounds, [s.size for s in exp.sizes])}
+
+    def record(self, cid: str, f: Finding[Any, Any], params: PolicyParams, **extra: Any) -> Record:
+        return policy_record(cid, f, self.target, params, **extra)
+
+    def gaps(self, model: Any) -> tuple[int, str]:
+        return model.size, str(model.size)
 
 
 def run_policy_claims(ids: Sequence[str], target: PolicyTarget, bounds: Bounds, params: PolicyParams,
                       engine: Engine = SERIAL, deadline: float | None = None,
                       progress: Progress | None = None) -> list[ClaimResult]:
-    """Check the policy.* claims ``ids`` (and ``measure.sif`` if named) on ``target``."""
-    if hier_policy.is_hier(target):  # hierarchical state: D domains of K panels (gpu.hier_policy)
-        return hier_policy.run_hier(ids, target, bounds, params, CLAIM_IDS, MEASURE_SIF, engine, deadline, progress)
+    """Check the policy.* claims ``ids`` (and ``measure.sif`` if named) on ``target``, flat or
+    hierarchical: one pipeline (``gpu.claim_family``), the family decides what a state is."""
+    family: Family = hier_policy.HierFamily(target) if hier_policy.is_hier(target) else FlatFamily(target)
     claims = [c for c in ids if c in CLAIM_IDS]
-    results: list[ClaimResult] = []
-    if claims:
-        label = f"{target.name} g∈{{{','.join(map(str, params.demands))}}}"
-        props = [prop_of(c, params) for c in claims]
-        cut, sizes = _cutoff(target, bounds, params, deadline, progress, label)
-        exp = explore(_models(target, bounds, params, sizes, deadline), props, Limits(bounds.depth, bounds.max_states),
-                      engine, deadline, progress, label)
-        phi = phi_star_stable(cut) if cut is not None and cut.confirmed and "policy.sif" in claims else None
-        for c, p in zip(claims, props):
-            r = _result(c, p, exp, target, bounds, params, label)
-            results.append(r if cut is None else
-                           every_n_result(r, p, EVERY_N[c], cut, phi, bounds.min_nodes, _says(bounds).rest))
+    results = run_claims(family, claims, bounds, params, EVERY_N, engine, deadline, progress) if claims else []
     if MEASURE_SIF in ids:
-        results.append(measure_sif(target, bounds, params, engine, deadline, progress))
+        results.append(measure(family, MEASURE_SIF, bounds, params, engine, deadline, progress))
     return results
-
-
-def _result(cid: str, prop: Property[Live, Action], exp: Exploration[Live, Action], target: PolicyTarget,
-            bounds: Bounds, params: PolicyParams, label: str) -> ClaimResult:
-    out = exp.outcomes[prop.name]
-    b = {**_bounds_row(target, bounds, params), "checked": _property_text(cid, params) or DOCS[cid].property}
-    stats: dict[str, Any] = {"exploration": label, "sizes": [size_row(s) for s in exp.sizes],
-                             "premise met": out.premise_met,
-                             "abstractions": abstraction_report(target, bounds, [s.size for s in exp.sizes])}
-    verdict, msg = explored_verdict(prop, out, exp, bounds.min_nodes, _says(bounds))
-    if out.finding is None:
-        return ClaimResult(cid, verdict, msg, b, stats)
-    return ClaimResult(cid, verdict, msg, b, stats, policy_record(cid, out.finding, target, params))
-
-
-_AXIS = SizeAxis("N", "Φπ − Φ★", "N={}".format, "N={}".format)
 
 
 def measure_sif(target: PolicyTarget, bounds: Bounds, params: PolicyParams, engine: Engine = SERIAL,
                 deadline: float | None = None, progress: Progress | None = None) -> ClaimResult:
     """The largest Φπ − Φ★ per N within the bounds (REACHABLE probes Φπ − Φ★ ≥ j, j = 1..N)."""
-    per_n: dict[str, Any] = {}
-    best: tuple[int, Finding[Live, Action]] | None = None
-    sizes = []
-    complete = True
-    cut, sizes_to = _cutoff(target, bounds, params, deadline, progress, f"{target.name} measure sif")
-    for model in _models(target, bounds, params, sizes_to, deadline):
-        n = model.size
-        probes = [gap_probe(j, FLAT_TESTS, MEASURE_SIF) for j in range(1, n + 1)]
-        exp = explore([model], probes, Limits(bounds.depth, bounds.max_states), engine, deadline, progress,
-                      f"{target.name} measure sif")
-        sizes += [size_row(s) for s in exp.sizes]
-        reached = [j for j in range(1, n + 1) if exp.outcomes[probe_name(MEASURE_SIF, j)].finding is not None]
-        gap = max(reached, default=0)
-        undecided = [o.undecided for o in exp.outcomes.values() if o.undecided]
-        done = exp.complete and not undecided
-        per_n[str(n)] = gap if done else f"≥ {gap}"
-        complete = complete and done
-        if gap and (best is None or gap > best[0]):
-            best = (gap, exp.outcomes[probe_name(MEASURE_SIF, gap)].finding)  # type: ignore[assignment]
-        if not exp.complete:
-            break
-    r = measured(MEASURE_SIF, _AXIS, {"exploration": f"{target.name} measure sif", "sizes": sizes}, per_n, best,
-                 complete, _bounds_row(target, bounds, params),
-                 lambda f, gap: policy_record(MEASURE_SIF, f, target, params, gap=gap))
-    if cut is None:
-        return r
-    return every_n_measure(r, cut, phi_star_stable(cut) if cut.confirmed else None, bounds.min_nodes)
+    return run_policy_claims([MEASURE_SIF], target, bounds, params, engine, deadline, progress)[0]
 
 
 # --------------------------------------------------------------------------- records, sampling, replay
