@@ -135,14 +135,15 @@ def parser_of(main: Callable[[list[str]], int], monkeypatch: pytest.MonkeyPatch)
 
 @pytest.mark.parametrize("prog", sorted(COMMANDS))
 def test_every_flag_says_what_it_is_and_its_default(monkeypatch, prog):
-    """Every argument has help text, and every optional flag with a default names it ("default")."""
+    """Every argument has help text, and every flag that takes a value names its default ("default
+    X", "default: none", "no default")."""
     missing = []
     for action in parser_of(COMMANDS[prog], monkeypatch)._actions:
         if isinstance(action, (argparse._HelpAction, argparse._VersionAction)):
             continue
         text = action.help or ""
-        has_default = action.option_strings and action.default not in (None, False, [], argparse.SUPPRESS)
-        if not text or (has_default and "default" not in text):
+        takes_value = bool(action.option_strings) and action.nargs != 0
+        if not text or (takes_value and "default" not in text):
             missing.append("/".join(action.option_strings) or action.dest)
     assert not missing, f"{prog}: flags without help or without their default: {missing}"
 

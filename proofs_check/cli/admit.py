@@ -187,7 +187,7 @@ def build_parser() -> CliParser:
                                      "and verify --audit)")
     what = ap.add_mutually_exclusive_group(required=True)
     what.add_argument("--job", metavar="GxW",
-                      help="the waiting job: g GPUs per instance × w instances, e.g. 4x2 (one of --job / --repack)")
+                      help="the waiting job: g GPUs per instance × w instances, e.g. 4x2 (one of --job / --repack; no default)")
     what.add_argument("--repack", action="store_true",
                       help="the minimum-migration repack to Φ★ partial nodes, or to --target K (one of --job / --repack)")
     ap.add_argument("--job-id", type=int, default=None, help="id of the waiting job (default: the largest integer id "

@@ -65,6 +65,7 @@ from proofs_check.cli.common import (EXIT_OK, EXIT_VIOLATED, UsageError, make_pa
 from proofs_check.cli.interruptible import EXIT_INTERRUPTED, interruptible
 from proofs_check.cli.limit_option import add_limit_option
 from proofs_check.cli.simulate_fill import FILL_SCHEDULERS, fill_main, write_csv
+from proofs_check.cli.simulate_outcome import sweep_exit
 from proofs_check.cli.simulate_report import Replayed, mark_incomplete, replayed_meta, replayed_text
 from proofs_check.cli.simulate_outcome import sweep_exit
 from proofs_check.core import children
@@ -193,13 +194,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--queue", default="fifo",
                    help=f"wait-queue discipline: one of {', '.join(DISCIPLINES)} (default %(default)s)")
     p.add_argument("--policy-opt", action="append", default=[], metavar="SCHED:KEY=VALUE",
-                   help="option for one scheduler, e.g. hier-compass:panels_per_domain=2 (repeatable)")
-    p.add_argument("--nodes", type=int, default=None, help="fix N instead of sizing by η")
-    p.add_argument("--day", default=None, help="day(s) to replay: D, D1,D2 or D1-D2")
-    p.add_argument("--window", default=None, help="submit window T0:T1 in seconds")
+                   help="option for one scheduler, e.g. hier-compass:panels_per_domain=2 (repeatable; default: none)")
+    p.add_argument("--nodes", type=int, default=None, help="fix N, in 8-GPU nodes, instead of sizing by η (default: sized by η)")
+    p.add_argument("--day", default=None, help="day(s) to replay, 0-based: D, D1,D2 or D1-D2 (default: all)")
+    p.add_argument("--window", default=None, help="submit window T0:T1 in seconds (default: all)")
     p.add_argument("--seed", type=int, default=0,
                    help="seed of the schedulers that take one and of --mode fill's shuffled order (default %(default)s)")
-    p.add_argument("--out", default=None, help="output folder for CSV/JSON results")
+    p.add_argument("--out", default=None, help="output folder for CSV/JSON results (default: none)")
     p.add_argument("--workers", type=int, default=1, help="parallel processes for the sweep (default %(default)s)")
     p.add_argument("--backend", choices=("local", "dask"), default="local",
                    help="run the sweep here (process pool) or on a Dask cluster (proofs_check.core.engine) "
@@ -209,10 +210,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--plot", action="store_true", help="draw PNGs into OUT/plots (needs --out)")
     p.add_argument("--mode", choices=("replay", "fill"), default=None,
                    help="replay a timed trace, or fill-until-full (default: by the file's shape)")
-    p.add_argument("--nodes-file", default=None, help="openb node list: the cluster (mixed capacities)")
+    p.add_argument("--nodes-file", default=None, help="openb node list: the cluster (mixed capacities; default: none)")
     p.add_argument("--order", choices=ORDERS, default="shuffled",
                    help="fill: submission order, shuffled by --seed or as in the file (default %(default)s)")
-    p.add_argument("--until", type=float, default=None, help="fill: submit until U x cluster GPUs requested")
+    p.add_argument("--until", type=float, default=None, help="fill: submit until U x cluster GPUs requested (default: the list once)")
     add_limit_option(p)
     a = p.parse_args(argv)
     if a.format not in FORMATS:

@@ -56,19 +56,20 @@ def build_parser() -> argparse.ArgumentParser:
     add_limit_option(p)
     sel = p.add_argument_group("what to check")
     sel.add_argument("--theorem", type=int, action="append", default=[], metavar="N",
-                     help="every part of theorem N (repeatable); known: " + ", ".join(map(str, THEOREMS)))
+                     help="every part of theorem N (repeatable; default: none); known: " + ", ".join(map(str, THEOREMS)))
     sel.add_argument("--claim", action="append", default=[], metavar="ID",
-                     help="a claim id, or a prefix before '.' such as thm1 or prop3 (repeatable)")
+                     help="a claim id, or a prefix before '.' such as thm1 or prop3 (repeatable; default: none)")
     sel.add_argument("--all", action="store_true",
                      help="every claim of the catalogue; with --variant V, every claim variant V makes")
     sel.add_argument("--list", action="store_true", help="print the claim catalogue and exit")
-    sel.add_argument("--replay", metavar="FILE", help="re-run the traces saved by --json and re-check them")
+    sel.add_argument("--replay", metavar="FILE", help="re-run the traces saved by --json and re-check them (default: no replay)")
     sel.add_argument("--audit", metavar="LOG", help="check a placement log: snapshot or delta JSON lines, or a "
-                     "Kubernetes-style binding stream (docs/verify.md)")
+                     "Kubernetes-style binding stream (docs/verify.md) (default: no audit)")
     sel.add_argument("--audit-format", choices=("auto", "snapshot", "delta", "bindings"), default="auto",
                      help="--audit: the log's format (default: detected from the file)")
     sel.add_argument("--nodes-file", metavar="FILE",
-                     help="--audit: the node list (node,gpus) of a binding stream or a delta log")
+                     help="--audit: the node list (node,gpus) of a binding stream or a delta log (default: none; a delta log "
+                          "may declare its nodes in its header)")
     b = p.add_argument_group("bounds (printed in every report)")
     b.add_argument("--max-nodes", type=nodes_or_all, default=None,
                    help=f"largest N (default {DEFAULTS.max_nodes}; --policy: 3), or 'all': every N by a checked cutoff (flat and policy.* "
@@ -83,7 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"distinct states per N of each exploration before giving up as inconclusive "
                         f"(default {DEFAULTS.max_states:,}; thm2: {hier_claims.HierBounds.max_states:,})")
     b.add_argument("--time-limit", type=positive(float), default=None, metavar="SECONDS",
-                   help="wall-clock budget of the whole run; unfinished checks are inconclusive")
+                   help="wall-clock budget of the whole run, in seconds; unfinished checks are inconclusive (default: no limit)")
     hier_claims.add_arguments(b)
     o = p.add_argument_group("scheduler, sampling, output")
     o.add_argument("--variant", help="COMPASS variant for every state claim (default: each claim's own)")
@@ -98,23 +99,23 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--address", metavar="HOST:PORT",
                    help="--backend dask: the running Dask scheduler (default: start a local cluster of K workers)")
     o.add_argument("--random", type=positive(int), default=0, metavar="K",
-                   help="also run K Hypothesis-generated event sequences per state claim on larger clusters")
+                   help="also run K Hypothesis-generated event sequences per state claim on larger clusters (default 0: none)")
     o.add_argument("--seed", type=int, default=0, help="seed of --random and delegated claims (default 0)")
     o.add_argument("--random-nodes", type=positive(int), default=64, metavar="N",
                    help="largest cluster size --random draws (default %(default)s)")
     o.add_argument("--bound", type=str, default="2", metavar="B",
                    help="--audit: SIF bound; 'K' means K/N (default 2, i.e. 2/N), 'x.y' or 'p/q' an absolute fraction")
-    o.add_argument("--json", metavar="PATH", help="write every result (and counterexample) as JSON")
-    o.add_argument("--junit", metavar="PATH", help="write a JUnit XML report (one testcase per claim part)")
+    o.add_argument("--json", metavar="PATH", help="write every result (and counterexample) as JSON (default: no file)")
+    o.add_argument("--junit", metavar="PATH", help="write a JUnit XML report (one testcase per claim part) (default: no file)")
     o.add_argument("--plot", metavar="DIR",
                    help="draw every counterexample and witness (of this run, or of --replay FILE) as a PNG in DIR: "
-                        "a row per event, each node a strip of GPUs coloured by job (created if missing)")
+                        "a row per event, each node a strip of GPUs coloured by job (created if missing; default: no figures)")
     o.add_argument("--quiet", action="store_true", help="no progress on stderr")
     c = p.add_argument_group("interrupts and checkpoints (docs/verify.md)")
     c.add_argument("--checkpoint", metavar="DIR",
-                   help="write the search state to DIR at every level boundary (atomically)")
+                   help="write the search state to DIR at every level boundary (atomically; default: no checkpoint)")
     c.add_argument("--resume", metavar="DIR",
-                   help="continue the run checkpointed in DIR (same claims and bounds; keeps checkpointing there)")
+                   help="continue the run checkpointed in DIR (same claims and bounds; keeps checkpointing there; default: a new run)")
     verify_policy.add_arguments(p)
     return p
 

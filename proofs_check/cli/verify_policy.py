@@ -35,7 +35,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("any scheduler: the policy.* claims (docs/policies.md)")
     g.add_argument("--policy", metavar="NAME|MODULE:FACTORY",
                    help="check this scheduler: a registered name (--list-policies) or package.module:factory "
-                        "(factory(n_nodes, capacity) -> Policy); selects every policy.* claim unless --claim/--measure")
+                        "(factory(n_nodes, capacity) -> Policy); selects every policy.* claim unless --claim/--measure (default: none)")
     g.add_argument("--list-policies", action="store_true", help="print every registered scheduler name and exit")
     g.add_argument("--event-time-limit", type=float, default=None, metavar="SECONDS",
                    help="policy.*: one scheduler event (arrive, depart, next_round) running longer than this is an "
@@ -47,7 +47,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--max-migrations", type=int, default=0, metavar="M",
                    help="policy.migrations: at most M migrations per event (default %(default)s)")
     g.add_argument("--measure", choices=MEASURES, action="append", default=[],
-                   help="sif: report the largest Φπ − Φ★ within the bounds, per N, with its shortest witness")
+                   help="sif: report the largest Φπ − Φ★ within the bounds, per N, with its shortest witness (default: no measurement)")
     g.add_argument("--admission", choices=("auto", "free", "repack"), default="auto",
                    help="policy.admission: judge a refusal against the free GPUs (free) or a full repack of the "
                         "cluster (repack); auto: repack for schedulers that migrate (default)")
