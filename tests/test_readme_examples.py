@@ -1,4 +1,5 @@
-"""Every command of the README's ``bash`` code blocks runs, as pasted, from a fresh clone.
+"""Every command of the README's ``bash`` code blocks (and of docs/simulator.md's and
+data/openb/README.md's) runs, as pasted, from a fresh clone.
 
 :data:`EXAMPLES` declares each README command: the command run here (the README's, or the same at
 a smaller size: fewer nodes, a shorter window) and its exit code (docs/cli.md), or why it is not
@@ -7,7 +8,7 @@ A README command missing from the declaration fails :func:`test_every_readme_com
 so a new example cannot go untested. The commands run in a ``git clone`` of this repository (only
 committed files: the data they read must be in the repository), in README order, one after the
 other in the clone's root (``--replay r.json`` reads what ``--json r.json`` wrote), through
-``python -m`` with the clone on ``PYTHONPATH``. The whole list is slow (``--runslow``, ≈ 90 s);
+``python -m`` with the clone on ``PYTHONPATH``. The whole list is slow (``--runslow``, ≈ 2.5 min on the 2-core machine);
 :data:`FAST` is a subset that runs by default.
 """
 from __future__ import annotations
@@ -92,6 +93,39 @@ EXAMPLES: dict[str, Example] = {
     "verify --theorem 1 --max-nodes 6 --backend dask --workers 2":
         Example(None, why="starts a local Dask cluster (the Dask backend: tests/test_parallel.py)"),
 }
+# docs/simulator.md's quick start and data/openb/README.md, declared the same way.
+SIMULATOR_DOC: dict[str, Example] = {
+    "simulate": Example("simulate --window 0:101000", 0,
+                        "the first 101,000 s: the literal readings abort in it, reported as findings, exit 0"),
+    "simulate --schedulers compass-repaired,best-fit,fgd --eta 0.85,0.9,0.95 --out runs --workers 2 --plot":
+        Example("simulate --schedulers compass-repaired,best-fit,fgd --eta 0.85,0.9 --window 0:20000 --out runs "
+                "--workers 2 --plot", 0, "two η, the first 20,000 s"),
+    "simulate data/openb/openb_pod_list_default.csv --format openb --schedulers best-fit,compass-literal":
+        Example("simulate data/openb/openb_pod_list_default.csv --format openb --schedulers best-fit,compass-literal"),
+    "simulate --day 0-1 --migration-cost 1,8,10 --out runs":
+        Example("simulate --day 0 --migration-cost 1,10 --schedulers best-fit,compass-repaired --out runs", 0,
+                "day 0, two costs, two schedulers"),
+    "simulate --schedulers hier-compass --policy-opt hier-compass:panels_per_domain=2 --policy-opt "
+    "hier-compass:variant=repaired --nodes 62":
+        Example("simulate --schedulers hier-compass --policy-opt hier-compass:panels_per_domain=2 --policy-opt "
+                "hier-compass:variant=repaired --nodes 62 --window 0:20000", 0, "the first 20,000 s"),
+    "simulate --schedulers fft,drr --policy-opt fft:round_length=600 --policy-opt drr:round_length=600":
+        Example("simulate --schedulers fft,drr --policy-opt fft:round_length=600 --policy-opt drr:round_length=600 "
+                "--window 0:20000", 0, "the first 20,000 s"),
+    "simulate-plot runs --t0 75600 --t1 81000": Example("simulate-plot runs --t0 75600 --t1 81000"),
+    "python benchmarks/bench_simulator.py": Example(None, why=NOT_RUN_BENCH),
+    "python benchmarks/paper_eval.py --workers 2 --openb data/openb/openb_pod_list_default.csv":
+        Example(None, why=NOT_RUN_BENCH),
+}
+OPENB_README: dict[str, Example] = {
+    "simulate data/openb/openb_pod_list_default.csv --format openb --day 0 --schedulers best-fit,compass-repaired":
+        Example("simulate data/openb/openb_pod_list_default.csv --format openb --day 0 --schedulers "
+                "best-fit,compass-repaired"),
+    "sifopt --nodes-file data/openb/openb_node_list_gpu_node.csv --counts 1=3911,2=16,4=15,8=44":
+        Example("sifopt --nodes-file data/openb/openb_node_list_gpu_node.csv --counts 1=3911,2=16,4=15,8=44"),
+}
+DECLARED: dict[str, dict[str, Example]] = {"README.md": EXAMPLES, "docs/simulator.md": SIMULATOR_DOC,
+                                           "data/openb/README.md": OPENB_README}
 # Run by default (a few seconds): one per command and data file.
 FAST = ("verify --list", "sifopt examples/data/snapshot.json", "admit examples/data/snapshot.json --job 4x2",
         "verify --audit examples/data/binds.csv --nodes-file examples/data/nodes.csv",
@@ -111,13 +145,14 @@ def readme_commands(text: str) -> list[str]:
     return out
 
 
-def test_every_readme_command_is_declared() -> None:
-    commands = readme_commands((ROOT / "README.md").read_text())
-    assert commands, "no bash code block found in README.md"
-    assert set(commands) == set(EXAMPLES), ("README commands not declared in EXAMPLES: "
-                                            f"{sorted(set(commands) - set(EXAMPLES))}; declared but gone: "
-                                            f"{sorted(set(EXAMPLES) - set(commands))}")
-    assert all(e.run is not None or e.why for e in EXAMPLES.values())
+@pytest.mark.parametrize("doc", sorted(DECLARED))
+def test_every_readme_command_is_declared(doc: str) -> None:
+    commands, declared = readme_commands((ROOT / doc).read_text()), DECLARED[doc]
+    assert commands, f"no bash code block found in {doc}"
+    assert set(commands) == set(declared), (f"{doc}: commands not declared: "
+                                            f"{sorted(set(commands) - set(declared))}; declared but gone: "
+                                            f"{sorted(set(declared) - set(commands))}")
+    assert all(e.run is not None or e.why for e in declared.values())
     assert set(FAST) <= set(EXAMPLES)
 
 
@@ -142,8 +177,8 @@ def run_example(command: str, clone: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
 
 
-def check(readme: str, clone: Path) -> None:
-    example = EXAMPLES[readme]
+def check(readme: str, clone: Path, declared: dict[str, Example] = EXAMPLES) -> None:
+    example = declared[readme]
     assert example.run is not None
     proc = run_example(example.run, clone)
     assert proc.returncode == example.exit, (f"{example.run}: exit {proc.returncode}, expected {example.exit}\n"
@@ -157,8 +192,9 @@ def test_fast_readme_examples_run_from_a_fresh_clone(readme: str, clone: Path) -
 
 
 @pytest.mark.slow
-def test_every_readme_example_runs_from_a_fresh_clone(clone: Path) -> None:
-    """In README order: ``--replay r.json`` needs the ``--json r.json`` of the line before."""
-    for readme in readme_commands((ROOT / "README.md").read_text()):
-        if EXAMPLES[readme].run is not None:
-            check(readme, clone)
+@pytest.mark.parametrize("doc", sorted(DECLARED))
+def test_every_readme_example_runs_from_a_fresh_clone(clone: Path, doc: str) -> None:
+    """In the file's order: ``--replay r.json`` needs the ``--json r.json`` of the line before."""
+    for command in readme_commands((ROOT / doc).read_text()):
+        if DECLARED[doc][command].run is not None:
+            check(command, clone, DECLARED[doc])
