@@ -65,8 +65,18 @@ def build_parser() -> argparse.ArgumentParser:
     sel.add_argument("--replay", metavar="FILE", help="re-run the traces saved by --json and re-check them (default: no replay)")
     sel.add_argument("--audit", metavar="LOG", help="check a placement log: snapshot or delta JSON lines, or a "
                      "Kubernetes-style binding stream (docs/verify.md) (default: no audit)")
-    sel.add_argument("--audit-format", choices=("auto", "snapshot", "delta", "bindings"), default="auto",
-                     help="--audit: the log's format (default: detected from the file)")
+    sel.add_argument("--audit-format", choices=("auto", "snapshot", "delta", "bindings", "k8s"), default="auto",
+                     help="--audit: the log's format; k8s = kubectl's Pod watch stream or PodList "
+                          "(default: detected from the file)")
+    sel.add_argument("--gpu-resource", action="append", default=None, metavar="NAME",
+                     help="--audit k8s: a GPU resource name (repeatable; default: nvidia.com/gpu)")
+    sel.add_argument("--gang-label", metavar="KEY",
+                     help="--audit k8s: a label or annotation naming a pod's gang (default: the Volcano, "
+                          "coscheduling and Kueue pod-group keys)")
+    sel.add_argument("--k8s-events", metavar="FILE",
+                     help="--audit k8s: `kubectl get events -A -o json` (FailedScheduling attached to waits; default: none)")
+    sel.add_argument("--admit-limit", type=int, default=100, metavar="K",
+                     help="--audit k8s: waits whose minimum migrations the admit oracle computes (default 100)")
     sel.add_argument("--nodes-file", metavar="FILE",
                      help="--audit: the node list (node,gpus) of a binding stream or a delta log (default: none; a delta log "
                           "may declare its nodes in its header)")
@@ -141,14 +151,19 @@ def _main(argv: list[str]) -> int:
     if args.plot:
         with usage_on(OSError, prefix="--plot"):
             Path(args.plot).mkdir(exist_ok=True)
-    if not args.audit and (args.nodes_file or args.audit_format != "auto"):
-        raise UsageError("--nodes-file and --audit-format apply to --audit LOG only")
+    k8s_flags = args.gpu_resource or args.gang_label or args.k8s_events or args.admit_limit != 100
+    if not args.audit and (args.nodes_file or args.audit_format != "auto" or k8s_flags):
+        raise UsageError("--nodes-file, --audit-format, --gpu-resource, --gang-label, --k8s-events and "
+                         "--admit-limit apply to --audit LOG only")
     t0 = time.perf_counter()
     if args.audit:
-        from proofs_check.gpu.audit import AuditError, audit_path, parse_bound
+        from proofs_check.gpu.audit import AuditError, K8sAuditOptions, audit_path, parse_bound
+        from proofs_check.gpu.k8s_events import DEFAULT_GPU_RESOURCES, K8sOptions
 
+        k8s = K8sAuditOptions(K8sOptions(tuple(args.gpu_resource or DEFAULT_GPU_RESOURCES), args.gang_label),
+                              args.k8s_events, args.admit_limit, progress=not args.quiet)
         with usage_on(AuditError):
-            results, text = audit_path(args.audit, parse_bound(args.bound), args.audit_format, args.nodes_file)
+            results, text = audit_path(args.audit, parse_bound(args.bound), args.audit_format, args.nodes_file, k8s)
         print(text)
         return _finish(results, args, argv, None, t0)
     if args.replay:

@@ -1,9 +1,10 @@
 """`verify --audit LOG`: check a recorded placement log of any scheduler (the CI guard).
 
-Three formats (:func:`audit_path` picks one, :func:`detect_format` guesses it): the *snapshot
-log* read here, the *delta log* (``proofs_check.gpu.delta_log``: only the event on each line)
-and the Kubernetes-style *binding stream* (``proofs_check.gpu.binding_stream``). All three report
-to the same two claims (``proofs_check.gpu.audit_tally``).
+Four formats (:func:`audit_path` picks one, :func:`detect_format` guesses it): the *snapshot
+log* read here, the *delta log* (``proofs_check.gpu.delta_log``: only the event on each line),
+the Kubernetes-style *binding stream* (``proofs_check.gpu.binding_stream``) and kubectl's own
+output (``proofs_check.gpu.k8s_audit``: Pod watch streams, PodList, NodeList, Events). All report
+to the same two claims (``proofs_check.gpu.audit_tally``); the kubectl audit adds ``audit.waits``.
 
 Snapshot log format (JSON lines, one object per line; blank lines and lines starting with '#' are skipped;
 a file holding one JSON object, even spread over several lines, is a one-line log; full
@@ -54,8 +55,10 @@ from proofs_check.core.verdict import ClaimResult
 from proofs_check.gpu.audit_tally import AuditError, AuditTally, Cluster, SifBound, parse_bound
 from proofs_check.gpu.binding_stream import audit_bindings
 from proofs_check.gpu.delta_log import audit_delta
+from proofs_check.gpu.k8s_audit import K8sAuditOptions, audit_k8s
+from proofs_check.gpu.k8s_events import is_kubernetes
 
-__all__ = ["FORMATS", "AuditError", "SifBound", "audit_file", "audit_path", "detect_format", "parse_bound"]
+__all__ = ["FORMATS", "AuditError", "K8sAuditOptions", "SifBound", "audit_file", "audit_path", "detect_format", "parse_bound"]
 
 EVENTS = ("arrive", "depart", "snapshot")
 EVENT_FIELDS = ("event", "job", "g", "w", "t")  # a line's fields that are not the snapshot's
@@ -202,7 +205,7 @@ def audit_file(path: str, bound: SifBound) -> tuple[list[ClaimResult], str]:
     return tally.results(f"audit {path}: {len(lines)} lines, SIF bound {bound}")
 
 
-FORMATS = ("auto", "snapshot", "delta", "bindings")
+FORMATS = ("auto", "snapshot", "delta", "bindings", "k8s")
 
 
 def detect_format(path: str) -> str:
@@ -219,19 +222,39 @@ def detect_format(path: str) -> str:
     try:
         record = json.loads(first)
     except json.JSONDecodeError:
-        return "snapshot"
+        record = _first_value(path)
+        return "k8s" if is_kubernetes(record) else "snapshot"
+    if is_kubernetes(record):
+        return "k8s"
     if isinstance(record, dict) and record.get("format") == "delta":
         return "delta"
     return "bindings" if isinstance(record, dict) and "pod" in record else "snapshot"
 
 
-def audit_path(path: str, bound: SifBound, fmt: str = "auto",
-               nodes_file: str | None = None) -> tuple[list[ClaimResult], str]:
+def _first_value(path: str) -> Any:
+    """The first JSON value of a file whose first line is not JSON on its own (kubectl's
+    pretty-printed ``-o json`` output, a snapshot written with indentation); None if none."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+        return json.JSONDecoder().raw_decode(text, len(text) - len(text.lstrip()))[0]
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+
+
+def audit_path(path: str, bound: SifBound, fmt: str = "auto", nodes_file: str | None = None,
+               k8s: K8sAuditOptions | None = None) -> tuple[list[ClaimResult], str]:
     """Audit ``path`` in format ``fmt`` (one of FORMATS); ``nodes_file`` is the node list a
-    binding stream needs (a delta log may take its cluster from it instead of its header)."""
+    binding stream needs (a delta log may take its cluster from it instead of its header; for
+    ``k8s``, a NodeList). ``k8s``: how to read Kubernetes objects (GPU resource names, gang key,
+    the Events list); given for another format, it is a usage error."""
     if fmt not in FORMATS:
         raise AuditError("--audit-format", None, f"{fmt!r}: expected one of {', '.join(FORMATS)}")
     kind = detect_format(path) if fmt == "auto" else fmt
+    if kind == "k8s":
+        return audit_k8s(path, bound, nodes_file, k8s or K8sAuditOptions())
+    if k8s is not None and k8s != K8sAuditOptions(progress=k8s.progress):
+        raise AuditError("--gpu-resource/--gang-label/--k8s-events", None,
+                         f"{path} is a {kind} log; these options read Kubernetes objects (kubectl output)")
     if kind == "bindings":
         if nodes_file is None:
             raise AuditError(path, None, "a binding stream needs the node list: give --nodes-file")

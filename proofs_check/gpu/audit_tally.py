@@ -6,6 +6,8 @@ and N, so it is memoised on them: a log revisits the same counts again and again
 undoes an arrival). Each new count vector is first tried with the best-fit-decreasing certificate
 (``heuristics.gpu.simulator.bfd_certified_phi_star``: a packing into ≤ N nodes that attains the
 lower bound 1[T mod G ≠ 0], hence exact), then the exact oracle (``oracle.gpu.phi_star``).
+On mixed capacities the first try is the greedy certificate of ``oracle.gpu.mixed_certificate``
+(a packing attaining the subset-sum lower bound), then ``oracle.gpu.mixed_phi``.
 
 On a cluster whose nodes have different capacities, Φπ counts the nodes that are non-empty and
 below their own capacity, and Φ★ is the exact mixed-capacity oracle (``oracle.gpu.mixed_phi``,
@@ -22,6 +24,7 @@ from typing import Any, Sequence
 
 from heuristics.gpu.simulator import bfd_certified_phi_star
 from heuristics.gpu.snapshot import SnapshotError
+from oracle.gpu.mixed_certificate import certified_mixed_phi_star
 from oracle.gpu.mixed_phi import node_is_partial, phi_star_mixed
 from oracle.gpu.phi_star import phi_star
 from oracle.result import Unproven
@@ -138,6 +141,9 @@ def exact_phi_star(counts: tuple[int, ...], cluster: Cluster) -> int:
 def _solve(counts: tuple[int, ...], cluster: Cluster) -> int | None:
     capacity = cluster.uniform
     if capacity is None:
+        quick_mixed = certified_mixed_phi_star(cluster.capacities, counts)
+        if quick_mixed is not None:
+            return quick_mixed
         return phi_star_mixed(cluster.capacities, counts, cluster.models).proven_value("Φ★ (mixed capacities)")
     quick = bfd_certified_phi_star(counts, cluster.n_nodes, capacity)
     return quick if quick is not None else phi_star(counts, cluster.n_nodes, capacity).proven_value("Φ★")
@@ -160,14 +166,17 @@ class AuditTally:
     worst: tuple[Fraction, int] = (Fraction(-1), 0)
     notes: dict[str, int] = field(default_factory=dict)
 
-    def invalid_line(self, lineno: int, problems: list[str]) -> None:
-        """A line whose placement is not valid: ``audit.valid`` breaks, SIF is undefined there."""
+    def invalid_line(self, lineno: int, problems: list[str], context: dict[str, Any] | None = None) -> None:
+        """A line whose placement is not valid: ``audit.valid`` breaks, SIF is undefined there.
+        ``context``: what the record names (pod, node, time), kept with the finding."""
         self.lines += 1
         self.invalid += 1
         if self.bad_valid is None:
-            self.bad_valid = {"kind": "audit", "file": self.path, "line": lineno, "problems": problems}
+            self.bad_valid = {"kind": "audit", "file": self.path, "line": lineno, "problems": problems,
+                              **(context or {})}
 
-    def valid_line(self, lineno: int, cluster: Cluster, counts: tuple[int, ...], phi_pi: int) -> None:
+    def valid_line(self, lineno: int, cluster: Cluster, counts: tuple[int, ...], phi_pi: int,
+                   context: dict[str, Any] | None = None) -> None:
         """A valid line with instance counts n_1..n_G and Φπ partial nodes: check SIF ≤ bound."""
         self.lines += 1
         n_nodes = cluster.n_nodes
@@ -183,31 +192,51 @@ class AuditTally:
         limit = self.bound.at(n_nodes)
         if value > limit and self.bad_sif is None:
             self.bad_sif = {"kind": "audit", "file": self.path, "line": lineno, "N": n_nodes, "counts": list(counts),
-                            "Φπ": phi_pi, "Φ★": star, "SIF": str(value), "bound": str(limit)}
+                            "Φπ": phi_pi, "Φ★": star, "SIF": str(value), "bound": str(limit), **(context or {})}
 
     def results(self, header: str) -> tuple[list[ClaimResult], str]:
         """(audit.valid, audit.sif) and the text report whose first line is ``header``."""
-        b = {"log": self.path, "lines": self.lines, "bound": str(self.bound)}
+        # What the check covered, in every report (JUnit's system-out too): lines checked, valid,
+        # invalid, and every filtered record by reason.
+        b = {"log": self.path, "lines": self.lines, "bound": str(self.bound), "valid lines": self.lines - self.invalid,
+             "invalid lines": self.invalid, **self.notes}
         worst_at = self.worst[1] or None
         stats: dict[str, Any] = {"worst SIF": str(self.worst[0]) if worst_at else None, "worst at line": worst_at,
                                  "invalid lines": self.invalid, "Φ★ unproven lines": self.unproven,
                                  **self.notes}
         bad_valid = self.bad_valid
         valid = ClaimResult("audit.valid", Verdict.VIOLATED if bad_valid else Verdict.HOLDS,
-                            f"line {bad_valid['line']}: {bad_valid['problems'][0]}" if bad_valid else
-                            f"all {self.lines} lines are valid placements", b, {"invalid lines": self.invalid},
-                            bad_valid)
+                            f"line {bad_valid['line']}{_at(bad_valid)}: {bad_valid['problems'][0]} "
+                            f"({self.invalid} of {self.lines} lines invalid)" if bad_valid else
+                            f"all {self.lines} lines are valid placements", b,
+                            {"invalid lines": self.invalid, "checked lines": self.lines, **self.notes}, bad_valid)
         sif = ClaimResult("audit.sif", *self._sif_verdict(), b, stats, self.bad_sif)
         notes = [f"{k}: {v}" for k, v in self.notes.items()]
-        text = "\n".join([header, *notes] + [f"{r.claim_id}: {r.verdict.value.upper()} — {r.message}"
-                                             for r in (valid, sif)])
+        checked = [f"checked {self.lines} lines: {self.lines - self.invalid} valid, {self.invalid} invalid "
+                   f"(SIF not defined there), {self.unproven} with Φ★ unproven; worst SIF "
+                   + (f"{self.worst[0]} at line {worst_at}" if worst_at else "—")]
+        text = "\n".join([header, *checked, *notes] + [f"{r.claim_id}: {r.verdict.value.upper()} — {r.message}"
+                                                       for r in (valid, sif)])
         return [valid, sif], text
 
     def _sif_verdict(self) -> tuple[Verdict, str]:
         bad = self.bad_sif
         if bad:
-            return Verdict.VIOLATED, (f"line {bad['line']}: SIF = {bad['SIF']} > {bad['bound']} "
-                                      f"(N={bad['N']}, Φπ={bad['Φπ']}, Φ★={bad['Φ★']})")
+            return Verdict.VIOLATED, (f"line {bad['line']}{_at(bad)}: SIF = {bad['SIF']} > {bad['bound']} "
+                                      f"(N={bad['N']}, Φπ={bad['Φπ']}, Φ★={bad['Φ★']}); worst SIF {self.worst[0]} "
+                                      f"at line {self.worst[1]}")
         if self.unproven:
             return Verdict.INCONCLUSIVE, f"Φ★ unproven on {self.unproven} lines (first {self.first_unproven})"
-        return Verdict.HOLDS, f"SIF ≤ {self.bound} on every valid line"
+        valid = self.lines - self.invalid
+        if not valid:
+            return Verdict.VACUOUS, f"no valid line of {self.lines}: SIF was never checked"
+        skipped = f" ({self.invalid} invalid lines not checked)" if self.invalid else ""
+        return Verdict.HOLDS, (f"SIF ≤ {self.bound} on all {valid} valid lines of {self.lines}{skipped}; "
+                               f"worst SIF {self.worst[0]} at line {self.worst[1]}")
+
+
+def _at(record: dict[str, Any]) -> str:
+    """What a finding's record names besides its line: `` (pod ml/a, node gpu-1, 2024-…)``."""
+    parts = [f"{k} {record[k]}" for k in ("pod", "node") if record.get(k)] + \
+            ([str(record["time"])] if record.get("time") else [])
+    return f" ({', '.join(parts)})" if parts else ""

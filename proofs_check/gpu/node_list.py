@@ -11,13 +11,17 @@ from __future__ import annotations
 from typing import Any
 
 from proofs_check.gpu.audit_tally import AuditError, Cluster
+from proofs_check.gpu.k8s_events import K8sOptions, documents, is_kubernetes, read_nodes
 from proofs_check.gpu.tabular import as_int, as_name, records
 
 COLUMNS = ("node", "gpus")
 
 
 def read_node_list(path: str) -> Cluster:
-    """The cluster of the GPU nodes listed in ``path`` (names kept; GPU-less nodes set apart)."""
+    """The cluster of the GPU nodes listed in ``path`` (names kept; GPU-less nodes set apart).
+    A ``kubectl get nodes -o json`` NodeList is read too (``nvidia.com/gpu`` allocatable)."""
+    if _is_node_document(path):
+        return _from_kubernetes(path)
     names: list[str] = []
     caps: list[int] = []
     gpu_less: set[str] = set()
@@ -58,3 +62,36 @@ def resolve_node(cluster: Cluster, value: Any, where: str, field: str) -> int | 
     if cluster.names is None:
         raise AuditError(where, field, f"unknown node {value!r}: the nodes are numbered 0..{cluster.n_nodes - 1}")
     raise AuditError(where, field, f"unknown node {value!r} (not in the node list)")
+
+
+def _is_node_document(path: str) -> bool:
+    """A JSON file whose first value is a Kubernetes object or list (kubectl output)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            head = f.read(1).strip() or f.read(64).lstrip()[:1]
+    except (OSError, UnicodeDecodeError):
+        return False
+    if head != "{":
+        return False
+    try:
+        first = next(documents(path), None)
+    except AuditError:
+        return False
+    return first is not None and is_kubernetes(first[2])
+
+
+def _from_kubernetes(path: str) -> Cluster:
+    names: list[str] = []
+    caps: list[int] = []
+    gpu_less: set[str] = set()
+    for where, node in read_nodes(path, K8sOptions()):
+        if node.name in gpu_less or node.name in names:
+            raise AuditError(where, "metadata.name", f"node {node.name!r} listed twice")
+        if node.gpus:
+            names.append(node.name)
+            caps.append(node.gpus)
+        else:
+            gpu_less.add(node.name)
+    if not caps:
+        raise AuditError(path, None, "no node with GPUs in the node list")
+    return Cluster(tuple(caps), tuple(names), frozenset(gpu_less))
