@@ -53,7 +53,7 @@ class LimitError(ValueError):
         where = [] if source is None else [source]
         if field_name is not None:
             where.append(f"field '{field_name}'")
-        super().__init__(": ".join([*where, problem]))
+        super().__init__(": ".join([*where, problem]).replace("\r", "\\r").replace("\n", "\\n"))
 
     def __reduce__(self) -> tuple[type["LimitError"], tuple[str | None, str | None, str]]:
         return LimitError, (self.source, self.field, self.problem)

@@ -60,7 +60,8 @@ class SnapshotError(ValueError):
         self.field = field_name
         self.problem = problem
         where = f"{source}: field '{field_name}'" if field_name is not None else source
-        super().__init__(f"{where}: {problem}")
+        # one line whatever the file held (a key or value of a log line may contain line breaks)
+        super().__init__(f"{where}: {problem}".replace("\r", "\\r").replace("\n", "\\n"))
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Rebuild from the parts, so the error survives a worker-process boundary.

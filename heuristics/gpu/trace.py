@@ -43,7 +43,9 @@ class TraceError(ValueError):
         self.line = line
         self.field = field_name
         self.problem = problem
-        super().__init__(f"{self.path}:{line}: field '{field_name}': {problem}")
+        # one line whatever the file held (a quoted header or value may contain line breaks)
+        text = f"{self.path}:{line}: field '{field_name}': {problem}"
+        super().__init__(text.replace("\r", "\\r").replace("\n", "\\n"))
 
     def __reduce__(self) -> tuple[type[TraceError], tuple[str, int, str, str]]:
         # Rebuild from the four parts, so the error survives a worker-process boundary.
