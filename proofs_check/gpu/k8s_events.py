@@ -194,7 +194,8 @@ def documents(path: str) -> Iterator[tuple[int, str, Any]]:
         except json.JSONDecodeError as e:
             line = text.count("\n", 0, e.pos) + 1
             col = e.pos - (text.rfind("\n", 0, e.pos) + 1) + 1
-            raise AuditError(f"{path}:{line}", None, f"invalid JSON at column {col}: {e.msg}") from None
+            at = f"column {col}" if line == lineno else f"line {line}, column {col}"
+            raise AuditError(f"{path}:{lineno}", None, f"invalid JSON at {at}: {e.msg}") from None
         yield lineno, f"{path}:{lineno}", value
         pos = end
 
