@@ -47,6 +47,8 @@ from proofs_check.core.records import Exploration, Finding, Limits, PropertyOutc
 from proofs_check.core.recovery import MAX_RECOVERIES, Resumable, Saver, Shards, shard_checkpoint, shard_restore
 from proofs_check.core.model import A, Numbers, On, Outcome, Property, S, StateModel, Step, codec, failure_numbers
 from proofs_check.core.tally import Rank, Tally
+
+OUT_OF_MEMORY = "out of memory"  # a level that could not be held in memory: the exploration stops there
 Progress = Callable[[str], None]
 COUNTS = ("generated", "refused", "failures", "pruned")
 # A level's successor as a shard keeps it until absorbed and as it travels to its owner shard:
@@ -396,6 +398,9 @@ def _levels(shards: Shards, k: int, stats: SizeStats, props: list[Property[S, A]
                 break
             except interrupt.Interrupted:
                 _stop(stats, INTERRUPTED, frontier)
+                return
+            except MemoryError:  # the level's new states are dropped (freed); what was explored is kept
+                _stop(stats, OUT_OF_MEMORY, frontier)
                 return
             except WorkerLost as e:
                 if snapshot is None or attempt == MAX_RECOVERIES:
