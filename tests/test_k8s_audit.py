@@ -187,3 +187,31 @@ def test_snapshot_report_says_invalid_lines_were_not_checked(tmp_path: Path) -> 
     assert "checked 3 lines: 1 valid, 2 invalid" in text
     assert "(2 invalid lines not checked)" in results[1].message
     assert results[1].bounds["invalid lines"] == 2
+
+
+def test_docs_end_to_end_example_prints_what_docs_show(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/verify.md's kubectl example, run as pasted from the repository root on the shipped
+    files (which make_k8s_logs.py writes unchanged), prints the output the page shows."""
+    import re
+    import shlex
+    import shutil
+
+    doc = (ROOT / "docs" / "verify.md").read_text()
+    section = doc[doc.index("**End to end** (paste from the repository root"):]
+    cmd, shown = re.findall(r"```(?:bash)?\n(.*?)```", section, re.S)[:2]
+    fresh = tmp_path / "fresh"
+    logs.write(fresh)
+    for name in ("nodes.json", "pods.watch.jsonl", "events.json"):
+        assert (fresh / name).read_text() == (ROOT / "examples" / "k8s" / name).read_text(), name
+    for name in ("examples",):
+        shutil.copytree(ROOT / name, tmp_path / name)
+    monkeypatch.chdir(tmp_path)
+    argv = shlex.split(cmd.replace("\\\n", " "))
+    assert argv[0] == "verify"
+    rc = verify_main(argv[1:] + ["--quiet"])
+    out = capsys.readouterr().out
+    assert rc == 1
+    strip = lambda text: [re.sub(r" \[[\d.]+s\]$", "", line) for line in text.strip().splitlines()]  # noqa: E731
+    assert strip(out) == strip(shown)
+    assert (tmp_path / "audit.json").exists() and (tmp_path / "audit.xml").exists()

@@ -237,7 +237,9 @@ def report_lines(waits: Sequence[Wait], limit: int = 20) -> list[str]:
         nodes = ", ".join(f"{n} {f}/{c}" for n, f, c in b.free_per_node[:6]) + (" …" if len(b.free_per_node) > 6 else "")
         adm = b.admission
         mig = ("not computed (--admit-limit)" if adm is None else
-               f"{adm.migrations} migration(s) would admit it" if adm.migrations is not None else f"admit oracle: {adm.status}")
+               f"{adm.migrations} migration(s) would admit it" + (f" ({'; '.join(adm.moves[:3])}"
+                                                                 f"{' …' if len(adm.moves) > 3 else ''})" if adm.moves else "")
+               if adm.migrations is not None else f"admit oracle: {adm.status}")
         frag_s = w.seconds.get(WaitCause.FRAGMENTATION, 0.0)
         out.append(f"  {'gang ' if w.gang else 'pod '}{w.unit} ({len(w.pods)}×{w.g} GPUs) waited from "
                    f"{_iso(w.since) or w.since_where} to {_iso(w.until) or '?'} ({w.end.value}; {frag_s:.0f} s for "
