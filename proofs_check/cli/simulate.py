@@ -67,7 +67,6 @@ from proofs_check.cli.limit_option import add_limit_option
 from proofs_check.cli.simulate_fill import FILL_SCHEDULERS, fill_main, write_csv
 from proofs_check.cli.simulate_outcome import sweep_exit
 from proofs_check.cli.simulate_report import Replayed, mark_incomplete, replayed_meta, replayed_text
-from proofs_check.cli.simulate_outcome import sweep_exit
 from proofs_check.core import children
 from proofs_check.core.engine import Engine
 
