@@ -84,3 +84,17 @@ def test_mixed_audit_same_with_and_without_certificate(tmp_path: Path, monkeypat
     fast = run()
     monkeypatch.setattr(audit_tally, "certified_mixed_phi_star", lambda caps, counts: None)
     assert run() == fast
+
+
+def test_long_audits_print_progress(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    log, nodes = tmp_path / "b.csv", tmp_path / "nodes.csv"
+    log.write_text("time,event,pod,node,gpus\n" + "".join(f"{k},bind,p{k},n0,1\n{k},delete,p{k},,\n" for k in range(1000)))
+    nodes.write_text("node,gpus\nn0,8\nn1,4\n")
+    monkeypatch.setattr(audit_tally, "PROGRESS_SECONDS", 0.0)
+    from proofs_check.gpu.audit import K8sAuditOptions
+    audit_path(str(log), parse_bound("1"), "auto", str(nodes), K8sAuditOptions(progress=True))
+    err = capsys.readouterr().err
+    assert "2,000 lines checked" in err
+    audit_path(str(log), parse_bound("1"), "auto", str(nodes), K8sAuditOptions(progress=False))
+    assert capsys.readouterr().err == ""

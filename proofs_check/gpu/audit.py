@@ -189,11 +189,11 @@ def _rename(msg: str, names: tuple[str, ...]) -> str:
     return msg
 
 
-def audit_file(path: str, bound: SifBound) -> tuple[list[ClaimResult], str]:
+def audit_file(path: str, bound: SifBound, progress: bool = False) -> tuple[list[ClaimResult], str]:
     """Check every line of a snapshot log; returns (audit.valid, audit.sif) and a text report."""
     lines = read_log(path)
     running: dict[str, tuple[int, int]] = {}
-    tally = AuditTally(path, bound)
+    tally = AuditTally(path, bound, progress=progress)
     for ln in lines:
         problems = validity_problems(ln, running)
         if problems:
@@ -250,6 +250,7 @@ def audit_path(path: str, bound: SifBound, fmt: str = "auto", nodes_file: str | 
     if fmt not in FORMATS:
         raise AuditError("--audit-format", None, f"{fmt!r}: expected one of {', '.join(FORMATS)}")
     kind = detect_format(path) if fmt == "auto" else fmt
+    progress = k8s is not None and k8s.progress  # verify passes the options (and --quiet) always
     if kind == "k8s":
         return audit_k8s(path, bound, nodes_file, k8s or K8sAuditOptions())
     if k8s is not None and k8s != K8sAuditOptions(progress=k8s.progress):
@@ -258,10 +259,10 @@ def audit_path(path: str, bound: SifBound, fmt: str = "auto", nodes_file: str | 
     if kind == "bindings":
         if nodes_file is None:
             raise AuditError(path, None, "a binding stream needs the node list: give --nodes-file")
-        return audit_bindings(path, nodes_file, bound)
+        return audit_bindings(path, nodes_file, bound, progress)
     if kind == "delta":
-        return audit_delta(path, bound, nodes_file)
+        return audit_delta(path, bound, nodes_file, progress)
     if nodes_file is not None:
         raise AuditError("--nodes-file", None, f"{path} is a snapshot log, which names its own nodes; "
                          "--nodes-file applies to delta logs and binding streams")
-    return audit_file(path, bound)
+    return audit_file(path, bound, progress)

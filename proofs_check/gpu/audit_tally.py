@@ -17,6 +17,8 @@ and Φ★ is the same with or without them (``mixed_phi``'s classes: one per cap
 """
 from __future__ import annotations
 
+import sys
+import time
 from dataclasses import dataclass, field
 from functools import cached_property
 from fractions import Fraction
@@ -29,6 +31,9 @@ from oracle.gpu.mixed_phi import node_is_partial, phi_star_mixed
 from oracle.gpu.phi_star import phi_star
 from oracle.result import Unproven
 from proofs_check.core.verdict import ClaimResult, Verdict
+
+
+PROGRESS_SECONDS = 5.0
 
 
 class AuditError(SnapshotError):
@@ -165,11 +170,23 @@ class AuditTally:
     first_unproven: str = ""
     worst: tuple[Fraction, int] = (Fraction(-1), 0)
     notes: dict[str, int] = field(default_factory=dict)
+    progress: bool = False  # a line on stderr every PROGRESS_SECONDS of a long audit
+    _started: float = field(default_factory=time.monotonic)
+    _shown: float = field(default_factory=time.monotonic)
+
+    def _tick(self, lineno: int) -> None:
+        if self.progress and self.lines % 1000 == 0:
+            now = time.monotonic()
+            if now - self._shown >= PROGRESS_SECONDS:
+                self._shown = now
+                print(f"audit {self.path}: {self.lines:,} lines checked (at line {lineno:,}), "
+                      f"{now - self._started:.0f} s", file=sys.stderr, flush=True)
 
     def invalid_line(self, lineno: int, problems: list[str], context: dict[str, Any] | None = None) -> None:
         """A line whose placement is not valid: ``audit.valid`` breaks, SIF is undefined there.
         ``context``: what the record names (pod, node, time), kept with the finding."""
         self.lines += 1
+        self._tick(lineno)
         self.invalid += 1
         if self.bad_valid is None:
             self.bad_valid = {"kind": "audit", "file": self.path, "line": lineno, "problems": problems,
@@ -179,6 +196,7 @@ class AuditTally:
                    context: dict[str, Any] | None = None) -> None:
         """A valid line with instance counts n_1..n_G and Φπ partial nodes: check SIF ≤ bound."""
         self.lines += 1
+        self._tick(lineno)
         n_nodes = cluster.n_nodes
         try:
             star = exact_phi_star(counts, cluster)

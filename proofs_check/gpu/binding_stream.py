@@ -107,10 +107,10 @@ class BindingAudit:
         return []
 
 
-def audit_bindings(path: str, nodes_file: str, bound: SifBound) -> tuple[list[ClaimResult], str]:
+def audit_bindings(path: str, nodes_file: str, bound: SifBound, progress: bool = False) -> tuple[list[ClaimResult], str]:
     """Check every record of a binding stream; returns (audit.valid, audit.sif) and a text report."""
     cluster = read_node_list(nodes_file)
-    tally = AuditTally(path, bound)
+    tally = AuditTally(path, bound, progress=progress)
     if cluster.gpu_less:
         tally.notes["listed nodes without GPUs (not in N)"] = len(cluster.gpu_less)
     audit = BindingAudit(cluster, tally)

@@ -215,7 +215,8 @@ def _show(c: Counter[tuple[str, int]]) -> str:
     return "[" + ", ".join(f"{name}(g={g})" + (f"×{k}" if k > 1 else "") for (name, g), k in sorted(c.items())) + "]"
 
 
-def audit_delta(path: str, bound: SifBound, nodes_file: str | None = None) -> tuple[list[ClaimResult], str]:
+def audit_delta(path: str, bound: SifBound, nodes_file: str | None = None,
+                progress: bool = False) -> tuple[list[ClaimResult], str]:
     """Check every line of a delta log; returns (audit.valid, audit.sif) and a text report."""
     try:
         records = ((n, f"{path}:{n}", decode(line, path, n)) for n, line in content_lines(path))
@@ -223,7 +224,7 @@ def audit_delta(path: str, bound: SifBound, nodes_file: str | None = None) -> tu
         if first is None:
             raise AuditError(path, None, 'empty: a delta log starts with {"format": "delta", …}')
         cluster = header_cluster(first[2], first[1], nodes_file)
-        tally = AuditTally(path, bound)
+        tally = AuditTally(path, bound, progress=progress)
         audit = DeltaAudit(cluster, tally)
         for lineno, where, d in records:
             audit.line(lineno, where, d)

@@ -295,7 +295,7 @@ def audit_k8s(path: str, bound: SifBound, nodes_file: str | None,
     and the text report."""
     records = list(changes(path, options.read))
     nodes = initial_nodes(nodes_file, records, options.read, path)
-    tally = AuditTally(path, bound)
+    tally = AuditTally(path, bound)  # progress is this loop's (records of the whole stream)
     audit = K8sAudit(path, nodes, tally, options)
     t0 = last = time.monotonic()
     for k, rec in enumerate(records, start=1):
