@@ -28,6 +28,7 @@ class Size(Enum):
     RACKS = "racks"            # racks of a torus (X·Y·Z)
     CELLS = "cells"            # runs of a sweep (schedulers × loads × seeds …)
     DURATION = "duration"      # simulated time of a window, in the program's unit
+    BYTES = "bytes"            # bytes of an input file read whole (a snapshot, a report)
 
 
 DEFAULTS: dict[Size, int] = {
@@ -38,6 +39,7 @@ DEFAULTS: dict[Size, int] = {
     Size.RACKS: 10_000,
     Size.CELLS: 1_000_000,
     Size.DURATION: 10_000_000,
+    Size.BYTES: 256 << 20,
 }
 _limits: dict[Size, int] = dict(DEFAULTS)
 

@@ -105,3 +105,27 @@ def test_window_and_day_report_what_they_replay(tmp_path, capsys):
     replayed = saved["replayed"][0]
     assert replayed["load_report"]["kept"] == replayed["jobs"] == saved["load_report"]["kept"]
     assert saved["load_report"]["dropped"]["submitted outside window"] == saved["load_report"]["rows"] - replayed["jobs"]
+
+
+@pytest.mark.parametrize("prog, args, needle", [
+    (sifopt, ["/dev/zero", "--limit", "bytes=1000"], "/dev/zero: more than 1000 bytes (raise it with --limit bytes=N)"),
+    (admit, ["/dev/zero", "--repack", "--limit", "bytes=1000"], "more than 1000 bytes"),
+    (simulate, ["/dev/zero", "--schedulers", "best-fit"], "/dev/zero:1: field 'row': longer than"),
+    (simulate, ["/proc/self/mem", "--schedulers", "best-fit"], "/proc/self/mem:1: field 'file': cannot read"),
+])
+def test_devices_and_unreadable_files_are_one_line(prog, args, needle, capsys):
+    assert prog.main(args) == 2
+    assert needle in _err(capsys)
+
+
+def test_a_pipe_is_read_as_a_trace(tmp_path, capsys):
+    import os
+    import threading
+
+    fifo = tmp_path / "trace.fifo"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_text("job_id,submit,duration,g,w\n0,0,100,1,2\n"))
+    writer.start()
+    assert simulate.main([str(fifo), "--schedulers", "best-fit"]) == 0
+    writer.join(timeout=10)
+    assert "1 jobs kept" in capsys.readouterr().out

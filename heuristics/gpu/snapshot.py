@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, Sequence
 
 from heuristics.gpu.cluster import G_DEFAULT, Instance, Placement, counts_of
-from heuristics.limits import Size, within
+from heuristics.limits import Size, limit, within
 
 JobId = str | int
 FIELDS = ("capacity", "nodes", "placement", "counts", "capacities", "models")
@@ -333,7 +333,11 @@ def decode(text: str, source: str, line: int | None = None) -> Any:
 def read_text(path: str) -> str:
     """The file's text; SnapshotError naming the file when it cannot be read."""
     try:
-        return Path(path).read_text(encoding="utf-8")
+        with open(path, "rb") as fh:  # at most the limit (a device such as /dev/zero never ends)
+            data = fh.read(limit(Size.BYTES) + 1)
+        if len(data) > limit(Size.BYTES):
+            raise SnapshotError(path, None, f"more than {limit(Size.BYTES)} bytes (raise it with --limit bytes=N)")
+        return data.decode("utf-8")
     except FileNotFoundError:
         raise SnapshotError(path, None, "no such file") from None
     except OSError as e:

@@ -281,8 +281,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def load(a: argparse.Namespace) -> Trace:
     if a.trace is None:
         return load_builtin()
-    if not Path(a.trace).is_file():
-        raise UsageError(f"{a.trace}: no such file")
+    if not Path(a.trace).exists() or Path(a.trace).is_dir():  # a pipe (<(cat …)) is read like a file
+        raise UsageError(f"{a.trace}: " + ("is a directory" if Path(a.trace).is_dir() else "no such file"))
     return load_trace(a.trace, a.format)
 
 
