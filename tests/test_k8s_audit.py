@@ -53,6 +53,9 @@ def test_example_history(example: dict[str, Path]) -> None:
     assert r["audit.sif"].counterexample["pod"] == "ml/prep-2"
     assert r["audit.sif"].counterexample["node"] == "gpu-b"
     assert r["audit.sif"].counterexample["time"] == ts(6)
+    series = r["audit.sif"].stats["SIF over time"]
+    assert [(x["line"], x["SIF"]) for x in series] == [(2, "1/4"), (3, "1/2"), (12, "1/4"), (15, "1/3"), (17, "0")]
+    assert series[3]["time"] == ts(2000)  # gpu-d leaves (N = 3) at the clock of the last record before it
     stats = r["audit.valid"].stats
     assert stats["skipped: records of pods without GPUs"] == 1
     assert stats["skipped: records of pods lost with their removed node"] == 1

@@ -34,6 +34,7 @@ from proofs_check.core.verdict import ClaimResult, Verdict
 
 
 PROGRESS_SECONDS = 5.0
+SERIES_POINTS = 500  # points of "SIF over time" in the --json report
 
 
 class AuditError(SnapshotError):
@@ -171,6 +172,7 @@ class AuditTally:
     worst: tuple[Fraction, int] = (Fraction(-1), 0)
     notes: dict[str, int] = field(default_factory=dict)
     progress: bool = False  # a line on stderr every PROGRESS_SECONDS of a long audit
+    changes: list[tuple[int, str | None, Fraction]] = field(default_factory=list)  # (line, time, SIF) when SIF changes
     _started: float = field(default_factory=time.monotonic)
     _shown: float = field(default_factory=time.monotonic)
 
@@ -205,6 +207,8 @@ class AuditTally:
             self.first_unproven = self.first_unproven or f"line {lineno}: {e}"
             return
         value = Fraction(phi_pi - star, n_nodes)
+        if not self.changes or self.changes[-1][2] != value:
+            self.changes.append((lineno, (context or {}).get("time"), value))
         if value > self.worst[0]:
             self.worst = (value, lineno)
         limit = self.bound.at(n_nodes)
@@ -221,7 +225,7 @@ class AuditTally:
         worst_at = self.worst[1] or None
         stats: dict[str, Any] = {"worst SIF": str(self.worst[0]) if worst_at else None, "worst at line": worst_at,
                                  "invalid lines": self.invalid, "Φ★ unproven lines": self.unproven,
-                                 **self.notes}
+                                 **self.notes, "SIF over time": self.series()}
         bad_valid = self.bad_valid
         valid = ClaimResult("audit.valid", Verdict.VIOLATED if bad_valid else Verdict.HOLDS,
                             f"line {bad_valid['line']}{_at(bad_valid)}: {bad_valid['problems'][0]} "
@@ -236,6 +240,16 @@ class AuditTally:
         text = "\n".join([header, *checked, *notes] + [f"{r.claim_id}: {r.verdict.value.upper()} — {r.message}"
                                                        for r in (valid, sif)])
         return [valid, sif], text
+
+    def series(self, points: int = SERIES_POINTS) -> list[dict[str, Any]]:
+        """SIF over the log: every change of value, or, for more than ``points`` changes, the
+        largest value of each of ``points`` consecutive runs of changes (its line and time)."""
+        step = max(1, -(-len(self.changes) // points))
+        out = []
+        for k in range(0, len(self.changes), step):
+            line, when, value = max(self.changes[k:k + step], key=lambda c: c[2])
+            out.append({"line": line, "time": when, "SIF": str(value)} if when else {"line": line, "SIF": str(value)})
+        return out
 
     def _sif_verdict(self) -> tuple[Verdict, str]:
         bad = self.bad_sif
