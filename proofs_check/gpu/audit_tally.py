@@ -270,5 +270,5 @@ class AuditTally:
 def _at(record: dict[str, Any]) -> str:
     """What a finding's record names besides its line: `` (pod ml/a, node gpu-1, 2024-…)``."""
     parts = [f"{k} {record[k]}" for k in ("pod", "node") if record.get(k)] + \
-            ([str(record["time"])] if record.get("time") else [])
+            ([f"at {record['time']}"] if record.get("time") not in (None, "") else [])
     return f" ({', '.join(parts)})" if parts else ""

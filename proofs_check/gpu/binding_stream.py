@@ -63,10 +63,11 @@ class BindingAudit:
             self.tally.notes[SKIPPED] = self.tally.notes.get(SKIPPED, 0) + 1
             return
         problems += self.state.overfull()
+        context = {"pod": pod, "node": rec.get("node"), "time": rec.get("time")}  # named with a finding
         if problems:
-            self.tally.invalid_line(lineno, problems)
+            self.tally.invalid_line(lineno, problems, context)
         else:
-            self.tally.valid_line(lineno, self.cluster, self.state.counts, self.state.partial)
+            self.tally.valid_line(lineno, self.cluster, self.state.counts, self.state.partial, context)
 
     def _bind(self, rec: dict[str, Any], where: str, pod: str) -> list[str] | None:
         """The problems of one bind (None: a pod without GPUs, skipped)."""
