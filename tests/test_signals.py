@@ -219,3 +219,16 @@ def test_a_killed_verify_leaves_no_shard(tmp_path):
     child.signal_at("level 2:", signal.SIGKILL)
     assert child.proc.returncode == -signal.SIGKILL
     assert child.kids and gone(child.kids), child.kids
+
+
+def test_simulate_sifopt_stops_inside_its_cp_sat_solves(tmp_path):
+    """SIFOpt spends its time in CP-SAT (C code): the solve is stopped from the signal watcher."""
+    proc = subprocess.Popen(PY + ["proofs_check.cli.simulate", "--schedulers", "sifopt", "--eta", "0.5,0.9"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    time.sleep(3)
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and time.monotonic() - t0 < 5, err[-2000:]
+    no_traceback(err)
+    assert "simulate: interrupted (SIGTERM)" in err
