@@ -29,10 +29,9 @@ from proofs_check.rack.ring_claims import RING_CLAIMS, replay_ring
 DOCS: dict[str, ClaimDoc] = {d.id: d for d in (*(c.doc for c in FLAT_CLAIMS), *(c.doc for c in COUNT_CLAIMS),
                                                *RING_CLAIMS, *(c.doc for c in HIER_CATALOGUE))}
 ORDER = {cid: i for i, cid in enumerate(DOCS)}
-# The policy.* family and measure.sif (any scheduler, `verify --policy`, issue 14): resolvable,
+# The policy.* family and measure.sif (any scheduler, `verify --policy`): resolvable,
 # runnable and replayable, but not in DOCS / `--all`, since they need a scheduler to check.
-POLICY_DOCS: dict[str, ClaimDoc] = {cid: replace(d, measurement=cid == policy_claims.MEASURE_SIF)
-                                     for cid, d in policy_claims.DOCS.items()}  # measure.sif: "measured"
+POLICY_DOCS: dict[str, ClaimDoc] = dict(policy_claims.DOCS)
 ALL_DOCS: dict[str, ClaimDoc] = {**DOCS, **POLICY_DOCS}
 ORDER.update({cid: len(DOCS) + i for i, cid in enumerate(POLICY_DOCS)})
 THEOREMS: dict[int, tuple[str, ...]] = {1: ("thm1.slotted", "thm1.pool", "thm1.sif"), **hier_claims.THEOREMS}

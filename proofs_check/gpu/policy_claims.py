@@ -104,22 +104,23 @@ MEASURE_SIF = "measure.sif"
 # --------------------------------------------------------------------------- the catalogue
 _ANY = "any flat scheduler (--policy NAME or package.module:factory); arrivals of the demand family, every departure"
 CLAIM_DOCS: tuple[ClaimDoc, ...] = (
-    ClaimDoc("policy.valid", "scheduler contract (issue 14)", "none (any event sequence from the empty cluster)",
+    ClaimDoc("policy.valid", "scheduler contract (docs/policies.md)", "none (any event sequence from the empty cluster)",
              "after every event: no node above capacity; every instance of a running job placed (gang), none twice; "
              "departed jobs gone; a refused arrival leaves the placement unchanged", _ANY),
-    ClaimDoc("policy.no-stuck", "scheduler contract (issue 14)", "none",
+    ClaimDoc("policy.no-stuck", "scheduler contract (docs/policies.md)", "none",
              "every event completes: no operator failure and no exception from the scheduler", _ANY),
-    ClaimDoc("policy.admission", "scheduler contract (issue 14)", "none",
+    ClaimDoc("policy.admission", "scheduler contract (docs/policies.md)", "none",
              "an arrival is refused only when no assignment of its instances to the free GPUs exists (exact); for a "
              "migrating scheduler only when no packing of all instances into the N nodes exists (Φ★ oracle)", _ANY),
-    ClaimDoc("policy.sif", "SIF bound (seeds/000 §3.2; issue 14)", "none",
+    ClaimDoc("policy.sif", "SIF bound (COMPASS-ABS arXiv:2609.18519 §3.2)", "none",
              "after every event Φπ − Φ★ ≤ k (--bound k; exact Φ★), i.e. SIF ≤ k/N", _ANY),
-    ClaimDoc("policy.migrations", "migration budget (issue 14)", "none",
+    ClaimDoc("policy.migrations", "migration budget (docs/policies.md)", "none",
              "every event causes at most m migrations (--max-migrations m)", _ANY),
 )
-MEASURE_DOC = ClaimDoc(MEASURE_SIF, "measurement (issue 14): verify --policy X --measure sif", "none",
+MEASURE_DOC = ClaimDoc(MEASURE_SIF, "measurement: verify --policy X --measure sif", "none",
                        "the largest Φπ − Φ★ reached within the bounds, per N, with its shortest witness "
-                       "(a figure, not a pass/fail claim: holds = measured exactly within the bounds)", _ANY)
+                       "(a figure, not a pass/fail claim: measured exactly within the bounds)", _ANY,
+                       measurement=True)
 DOCS: dict[str, ClaimDoc] = {d.id: d for d in (*CLAIM_DOCS, MEASURE_DOC)}
 CLAIM_IDS: tuple[str, ...] = tuple(d.id for d in CLAIM_DOCS)
 
