@@ -31,7 +31,13 @@ from typing import Sequence
 
 def subset_sums(capacities: Sequence[int]) -> frozenset[int]:
     """Every total of the capacities of a sub-multiset of the nodes (0 included)."""
-    return _sums(tuple(sorted(Counter(capacities).items())))
+    return _sums(_groups(tuple(capacities)))
+
+
+@lru_cache(maxsize=64)
+def _groups(capacities: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
+    """(capacity, node count) pairs, by capacity (an audit asks again for the same cluster)."""
+    return tuple(sorted(Counter(capacities).items()))
 
 
 @lru_cache(maxsize=64)
@@ -52,8 +58,9 @@ def greedy_partial(capacities: Sequence[int], counts: Sequence[int], largest_fir
     """Partial nodes of the bulk best-fit-decreasing packing (module docstring), opening the
     largest (``largest_first``) or the smallest fitting empty node when no open node fits; None
     when the rule runs out of nodes (the packing exists, this rule did not find it)."""
-    top = max(capacities)
-    empty = Counter(capacities)  # unopened nodes by capacity
+    groups = _groups(tuple(capacities))
+    top = groups[-1][0]
+    empty = dict(groups)  # unopened nodes by capacity
     open_free = [0] * (top + 1)  # open (non-empty) nodes by free GPUs
     for g in range(len(counts), 0, -1):
         left = counts[g - 1]

@@ -183,12 +183,14 @@ def documents(path: str) -> Iterator[tuple[int, str, Any]]:
     text = read_text(path)
     decoder = json.JSONDecoder()
     pos, n = 0, len(text)
+    counted, lineno = 0, 1  # line numbers counted incrementally (one pass over the text)
     while True:
         while pos < n and text[pos] in " \t\r\n":
             pos += 1
         if pos >= n:
             return
-        lineno = text.count("\n", 0, pos) + 1
+        lineno += text.count("\n", counted, pos)
+        counted = pos
         try:
             value, end = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as e:
@@ -291,11 +293,16 @@ def timestamp(value: Any, where: str, field: str) -> float | None:
         raise AuditError(where, field, f"{value!r} is not an RFC 3339 time") from None
 
 
-def quantity(value: Any, where: str, field: str) -> Fraction:
-    """A Kubernetes quantity of a countable resource: an integer, a decimal or a milli-value."""
+def quantity(value: Any, where: str, field: str) -> int | Fraction:
+    """A Kubernetes quantity of a countable resource: an integer, a decimal or a milli-value
+    (an int when whole and written as an integer, the common case, else a Fraction)."""
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         raise AuditError(where, field, f"{value!r} is not a quantity")
+    if isinstance(value, int) and value >= 0:
+        return value
     text = str(value).strip()
+    if text.isdigit():
+        return int(text)
     scale = Fraction(1)
     if text.endswith("m"):
         text, scale = text[:-1], Fraction(1, 1000)
@@ -311,13 +318,13 @@ def quantity(value: Any, where: str, field: str) -> Fraction:
 def pod_gpus(spec: Mapping[str, Any], where: str, at: str, resources: Sequence[str]) -> tuple[int, GpuKind]:
     """(whole GPUs, kind) of a pod spec: max(Σ containers, max init container), each container's
     requests or else limits of the GPU resources; MIG / fractional marked, never an error."""
-    def container_gpus(c: Any, cat: str) -> tuple[Fraction, bool]:
+    def container_gpus(c: Any, cat: str) -> tuple[int | Fraction, bool]:
         if not isinstance(c, dict):
             raise AuditError(where, cat, "a container must be an object")
         res = _dict(c, "resources", where, cat)
         req, lim = _dict(res, "requests", where, f"{cat}.resources"), _dict(res, "limits", where, f"{cat}.resources")
         mig = any(k.startswith(MIG_PREFIX) for k in (*req, *lim))
-        total = Fraction(0)
+        total: int | Fraction = 0
         for name in resources:
             src, part = (req, "requests") if name in req else (lim, "limits")
             if name in src:
@@ -328,7 +335,7 @@ def pod_gpus(spec: Mapping[str, Any], where: str, at: str, resources: Sequence[s
                for i, c in enumerate(_list(spec, "containers", where, _field(at, "spec")))]
     init = [container_gpus(c, _field(at, f"spec.initContainers[{i}]"))
             for i, c in enumerate(_list(spec, "initContainers", where, _field(at, "spec")))]
-    total = max([sum((g for g, _ in regular), Fraction(0))] + [g for g, _ in init])
+    total = max([sum(g for g, _ in regular)] + [g for g, _ in init])
     if total and total.denominator != 1:
         return 0, GpuKind.FRACTIONAL
     if any(m for _, m in regular + init) and not total:
@@ -395,7 +402,7 @@ def read_node(obj: Mapping[str, Any], where: str, at: str, options: K8sOptions) 
     status = _dict(obj, "status", where, at)
     alloc = _dict(status, "allocatable", where, _field(at, "status"))
     cap = _dict(status, "capacity", where, _field(at, "status"))
-    total = Fraction(0)
+    total: int | Fraction = 0
     for name in options.gpu_resources:
         src, part = (alloc, "allocatable") if name in alloc else (cap, "capacity")
         if name in src:
