@@ -218,3 +218,20 @@ def test_docs_end_to_end_example_prints_what_docs_show(tmp_path: Path, capsys: p
     strip = lambda text: [re.sub(r" \[[\d.]+s\]$", "", line) for line in text.strip().splitlines()]  # noqa: E731
     assert strip(out) == strip(shown)
     assert (tmp_path / "audit.json").exists() and (tmp_path / "audit.xml").exists()
+
+
+def test_pretty_printed_pod_list_is_detected_and_audited(tmp_path: Path) -> None:
+    """`kubectl get pods -A -o json` (indented, a List of Pods) as the audit log: one line per
+    running pod; a pending pod is a wait to the end of the log."""
+    f = tmp_path / "pods.json"
+    items = [pod("a", 4, 0, "g1", 1, "Running"), pod("b", 4, 0, "g2", 1, "Running"), pod("c", 8, 5),
+             pod("d", 2, 0, "g1", 1, "Succeeded", finished=3)]
+    f.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}, indent=4))
+    _, n = write(tmp_path, [], [node("g1", 8), node("g2", 8)])
+    assert detect_format(str(f)) == "k8s"
+    results, text = audit_path(str(f), parse_bound("0"), "auto", n, K8sAuditOptions(progress=False))
+    r = {x.claim_id: x for x in results}
+    assert r["audit.sif"].bounds["lines"] == 2 and r["audit.sif"].verdict is Verdict.VIOLATED
+    (w,) = r["audit.waits"].stats["waits"]
+    assert w["unit"] == "ml/c" and w["end"] == "still waiting at the end of the log"
+    assert w["first fragmentation"]["free GPUs"] == 8
