@@ -107,8 +107,12 @@ def test_over_capacity_and_cpu_node_findings_name_pod_node_time(tmp_path: Path) 
     assert (bad["pod"], bad["node"], bad["time"]) == ("ml/b", "g1", ts(3))
     assert "line 2 (pod ml/b, node g1, " in text and "10 GPUs used > capacity 8" in text
     r, _ = audit(tmp_path, [event("ADDED", pod("c", 1, 0, "cpu-1", 1, "Running")),
+                            event("MODIFIED", pod("c", 1, 0, "cpu-1", 1, "Running")),
+                            event("DELETED", pod("c", 1, 0, "cpu-1", 1, "Running", deleted=5)),
                             event("ADDED", pod("d", 1, 0, "g1", 1, "Running"))], [node("g1", 8), node("cpu-1", None)])
     assert "bound to node cpu-1, which has no GPUs" in r["audit.valid"].message
+    assert r["audit.valid"].stats["invalid lines"] == 1  # reported once, not on every later record
+    assert r["audit.valid"].stats["skipped: records that change no GPU binding"] == 2
 
 
 def test_nodes_join_and_leave_change_n(tmp_path: Path) -> None:

@@ -89,6 +89,7 @@ class K8sAudit:
         self.options = options
         self.waits = WaitTracker(options.admit_limit)
         self.lost: set[str] = set()
+        self.refused: dict[str, str | None] = {}  # pods whose binding was a finding, not applied -> node
         self.gang_of: dict[str, str] = {}
         self.skips: Counter[SkipReason] = Counter()
         self.clock: float | None = None
@@ -138,9 +139,14 @@ class K8sAudit:
         bound = self.state.jobs.get(key)
         holds = rec.type is not WatchType.DELETED and pod.holds_gpus
         context = {"pod": key, "node": pod.node, "time": _iso(now)}
-        if bound is None and holds:
+        if bound is None and holds and self.refused.get(key, "") == pod.node:
+            self.skips[SkipReason.NO_CHANGE] += 1  # reported once, when it was bound
+        elif bound is None and holds:
             self.waits.resolved(unit, key, pod.scheduled or now, WaitEnd.BOUND)
-            self._line(rec, self._bind(key, pod), context)
+            problems = self._bind(key, pod)
+            if problems:
+                self.refused[key] = pod.node
+            self._line(rec, problems, context)
         elif bound is not None and not holds:
             self._release(key)
             self._line(rec, [], context)
@@ -155,6 +161,8 @@ class K8sAudit:
             self._line(rec, problems + self._bind(key, pod), context)
         else:
             self.skips[SkipReason.NO_CHANGE] += 1
+            if self.refused.pop(key, "") != "":
+                return  # a refused binding ended: nothing was applied
             if rec.type is WatchType.DELETED or pod.phase in ("Succeeded", "Failed"):
                 self.waits.resolved(unit, key, pod.deleted or now, WaitEnd.DELETED)
             else:
