@@ -137,7 +137,7 @@ def _policy(ids: list[str], opts: RunOptions) -> list[ClaimResult]:
                                           opts.progress)
     if opts.random and not interrupt.requested():
         out = [policy_claims.sampled(r, opts.policy, params, opts.random, opts.seed, opts.random_nodes, opts.progress,
-                                     opts.bounds.ties == "all") for r in out]
+                                     opts.bounds.ties == "all", opts.deadline) for r in out]
     return out
 
 

@@ -82,3 +82,12 @@ def test_the_time_limit_holds_when_the_scheduler_never_returns(workers: list[str
     assert proc.returncode == 3, proc.stdout + proc.stderr
     assert "the time limit ran out inside arrive(J0, g=3, w=1)" in proc.stderr
     assert "policy.no-stuck: INCONCLUSIVE" in proc.stdout
+
+
+def test_policy_sampling_honours_the_time_limit(capsys: pytest.CaptureFixture[str]) -> None:
+    t0 = time.perf_counter()
+    code = main(["--policy", f"{__name__}:Hangs", "--claim", "policy.valid", "--max-nodes", "1", "--depth", "1",
+                 "--demands", "1,2", "--random", "100000", "--time-limit", "3", "--quiet"])
+    assert time.perf_counter() - t0 < 60
+    out = capsys.readouterr().out
+    assert code == 3 and "sampling stopped: time limit" in out

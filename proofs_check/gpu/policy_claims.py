@@ -53,6 +53,7 @@ from proofs_check.core.claim import ClaimDoc
 from proofs_check.core.engine import SERIAL, Engine
 from proofs_check.core.model import Property
 from proofs_check.core.replay import departures, first_firing, replay_steps, replay_verdict
+from proofs_check.core import sampler
 from proofs_check.core.sampler import MAX_ACTIONS, sample
 from proofs_check.core.search import Exploration, Finding, Progress
 from proofs_check.core.trace import Record, trace_record
@@ -310,13 +311,15 @@ def _without_refusals(f: Finding[Live, Action], model: LiveModel) -> Finding[Liv
 
 
 def sample_policy(cid: str, target: PolicyTarget, params: PolicyParams, runs: int, seed_value: int,
-                  max_nodes: int, ties: bool = False) -> tuple[Record | None, int]:
+                  max_nodes: int, ties: bool = False, deadline: float | None = None) -> tuple[Record | None, int]:
     """``runs`` Hypothesis-drawn event sequences of ``target`` on N ≤ ``max_nodes`` (``ties``: a
-    drawn option at every tie point too)."""
+    drawn option at every tie point too); ``deadline`` and a signal end it early (fewer run), and
+    the watchdog holds the deadline inside a scheduler's event too."""
     events = EventBounds(params.demands, MAX_ACTIONS, SAMPLE_MAX_W)
+    watch = Watch(None, None if deadline is None else float(deadline))
     prop = prop_of(cid, params)
-    found, count = sample(lambda n: LiveModel(target.factory, n, events), range(1, max_nodes + 1), prop,
-                          runs, seed_value, ties=ties)
+    found, count = sample(lambda n: LiveModel(target.factory, n, events, watch=watch), range(1, max_nodes + 1),
+                          prop, runs, seed_value, ties=ties, deadline=deadline)
     if found is None:
         return None, count
     found = _without_refusals(found, LiveModel(target.factory, found.size, events))
@@ -324,20 +327,24 @@ def sample_policy(cid: str, target: PolicyTarget, params: PolicyParams, runs: in
 
 
 def sampled(r: ClaimResult, target: PolicyTarget, params: PolicyParams, runs: int, seed_value: int,
-            max_nodes: int, progress: Progress | None = None, ties: bool = False) -> ClaimResult:
+            max_nodes: int, progress: Progress | None = None, ties: bool = False,
+            deadline: float | None = None) -> ClaimResult:
     """Merge ``--random`` sampling into an exhaustive policy.* result (it can only add a
-    counterexample)."""
+    counterexample; cut short by the deadline or a signal, a holding claim is inconclusive)."""
     if r.claim_id not in CLAIM_IDS or r.verdict is Verdict.VIOLATED:
         return r
     if progress is not None:
         progress(f"[{r.claim_id}] sampling {runs} sequences, N ≤ {max_nodes}, seed {seed_value}")
-    rec, count = sample_policy(r.claim_id, target, params, runs, seed_value, max_nodes, ties)
+    rec, count = sample_policy(r.claim_id, target, params, runs, seed_value, max_nodes, ties, deadline)
+    stopped = sampler.last_stop["reason"]
     stats = {**r.stats, "sampling": {"sequences": count, "max_nodes": max_nodes, "seed": seed_value,
-                                     "found": rec is not None}}
+                                     "found": rec is not None, **({"stopped": stopped} if stopped else {})}}
     bounds = {**r.bounds, "sampling": f"{runs} sequences, N ≤ {max_nodes}, seed {seed_value}"}
     if rec is None:
-        return replace(r, stats=stats, bounds=bounds,
-                       message=r.message + f"; no counterexample in {count} sampled sequences (N ≤ {max_nodes})")
+        cut = f" (sampling stopped: {stopped}, after {count} of {runs} sequences)" if stopped else ""
+        verdict = Verdict.INCONCLUSIVE if stopped and r.verdict is Verdict.HOLDS else r.verdict
+        return replace(r, verdict=verdict, stats=stats, bounds=bounds,
+                       message=r.message + f"; no counterexample in {count} sampled sequences (N ≤ {max_nodes})" + cut)
     return replace(r, verdict=Verdict.VIOLATED, bounds=bounds, stats=stats, counterexample=rec,
                    message=f"violated (found by sampling, shrunk) at N={rec['n_nodes']} after "
                            f"{len(rec['events'])} events")
