@@ -64,7 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
     sel.add_argument("--list", action="store_true", help="print the claim catalogue and exit")
     sel.add_argument("--replay", metavar="FILE", help="re-run the traces saved by --json and re-check them (default: no replay)")
     sel.add_argument("--audit", metavar="LOG", help="check a placement log: snapshot or delta JSON lines, or a "
-                     "Kubernetes-style binding stream (docs/verify.md) (default: no audit)")
+                     "Kubernetes-style binding stream, or kubectl's Pod watch stream / PodList (docs/verify.md) "
+                     "(default: no audit)")
     sel.add_argument("--audit-format", choices=("auto", "snapshot", "delta", "bindings", "k8s"), default="auto",
                      help="--audit: the log's format; k8s = kubectl's Pod watch stream or PodList "
                           "(default: detected from the file)")
