@@ -91,3 +91,13 @@ def test_policy_sampling_honours_the_time_limit(capsys: pytest.CaptureFixture[st
     assert time.perf_counter() - t0 < 60
     out = capsys.readouterr().out
     assert code == 3 and "sampling stopped: time limit" in out
+
+
+@pytest.mark.parametrize("opener", ["[", '{"a":'])
+def test_audit_of_deeply_nested_json_is_one_line(opener: str, tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    log = tmp_path / "nested.json"
+    log.write_text(opener * 100_000 + "\n")
+    assert main(["--audit", str(log)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "nested too deeply" in err

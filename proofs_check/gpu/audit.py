@@ -131,6 +131,8 @@ def _is_json(text: str) -> bool:
         json.loads(text)
     except json.JSONDecodeError:
         return False
+    except RecursionError:  # JSON, nested too deeply: ``decode`` says so in one line
+        return True
     return True
 
 
@@ -221,6 +223,8 @@ def detect_format(path: str) -> str:
         return "snapshot"  # the snapshot reader names the file and what is wrong with it
     try:
         record = json.loads(first)
+    except RecursionError:
+        return "snapshot"  # the snapshot reader reports JSON nested too deeply, in one line
     except json.JSONDecodeError:
         record = _first_value(path)
         return "k8s" if is_kubernetes(record) else "snapshot"
@@ -237,7 +241,7 @@ def _first_value(path: str) -> Any:
     try:
         text = Path(path).read_text(encoding="utf-8")
         return json.JSONDecoder().raw_decode(text, len(text) - len(text.lstrip()))[0]
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         return None
 
 
