@@ -624,7 +624,8 @@ def simulate(jobs: Sequence[SimJob], config: SimConfig, *, phi_star: PhiStar | N
             else:
                 res = policy.depart(jid)
                 if not res.ok:
-                    raise _PolicyError(f"departure of job {jid} not applied ({res.outcome.value}): {res.reason}")
+                    why = res.reason.removeprefix(f"{res.outcome.value}: ")  # COMPASS's reasons name it already
+                    raise _PolicyError(f"departure of job {jid} not applied ({res.outcome.value}): {why}")
                 r = running.pop(jid)
                 del running_jobs[jid]
                 index, amount = count_slot(r.job, cap)
