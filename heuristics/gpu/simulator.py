@@ -77,6 +77,7 @@ from heuristics.gpu.policy import Migration, Policy
 from heuristics.gpu.queueing import get_discipline
 from heuristics.gpu.registry import make_policy
 from heuristics.gpu.sizing import n_maxjob, wcc_holds
+from oracle.gpu.mixed_certificate import fill_nodes
 from oracle.gpu.mixed_phi import ItemType
 
 COMPLETION, MIGRATION_DONE, ARRIVAL = 0, 1, 2  # heap priorities at equal times
@@ -220,16 +221,10 @@ def bfd_certified_phi_star(counts: Sequence[int], n_nodes: int, capacity: int) -
                 if rest:
                     free[capacity - rest * g] += 1
                 break
-            per = f // g  # a best-fit node keeps taking g until fewer than g GPUs are free
-            nodes = min(free[f], k // per)
-            if nodes:
-                free[f] -= nodes
-                free[f - per * g] += nodes
-                k -= nodes * per
-            else:
-                free[f] -= 1
-                free[f - k * g] += 1
-                k = 0
+            # a best-fit node keeps taking g until fewer than g GPUs are free
+            taken, after, k = fill_nodes(k, g, f, free[f])
+            free[f] -= taken
+            free[after] += taken
     bound = 1 if sum(g * c for g, c in enumerate(counts, 1)) % capacity else 0
     partial = sum(free[1:capacity])
     return bound if opened <= n_nodes and partial == bound else None

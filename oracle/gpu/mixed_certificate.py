@@ -67,32 +67,29 @@ def greedy_partial(capacities: Sequence[int], counts: Sequence[int], largest_fir
         while left:
             f = next((f for f in range(g, top) if open_free[f]), 0)
             if f:  # the best-fit open node keeps taking g's while they fit
-                per = f // g
-                nodes = min(open_free[f], left // per)
-                if nodes:
-                    open_free[f] -= nodes
-                    open_free[f - per * g] += nodes
-                    left -= nodes * per
-                else:  # fewer than per left: one node takes the rest
-                    open_free[f] -= 1
-                    open_free[f - left * g] += 1
-                    left = 0
+                taken, after, left = fill_nodes(left, g, f, open_free[f])
+                open_free[f] -= taken
+                open_free[after] += taken
                 continue
             fitting = [c for c in empty if c >= g and empty[c]]
             if not fitting:
                 return None
             c = max(fitting) if largest_first else min(fitting)
-            per = c // g
-            nodes = min(empty[c], left // per)
-            if nodes:
-                empty[c] -= nodes
-                open_free[c - per * g] += nodes
-                left -= nodes * per
-            else:
-                empty[c] -= 1
-                open_free[c - left * g] += 1
-                left = 0
+            taken, after, left = fill_nodes(left, g, c, empty[c])
+            empty[c] -= taken
+            open_free[after] += taken
     return sum(open_free[1:])
+
+
+def fill_nodes(items: int, g: int, free: int, nodes: int) -> tuple[int, int, int]:
+    """``items`` instances of ``g`` GPUs put on some of ``nodes`` nodes with ``free`` free GPUs
+    each, each node taking as many as fit (⌊free / g⌋) and, when fewer than that are left, one
+    node taking the rest: (nodes used, their free GPUs afterwards, instances left)."""
+    per = free // g
+    full = min(nodes, items // per)
+    if full:
+        return full, free - per * g, items - full * per
+    return 1, free - items * g, 0
 
 
 def certified_mixed_phi_star(capacities: Sequence[int], counts: Sequence[int]) -> int | None:

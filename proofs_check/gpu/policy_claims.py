@@ -179,7 +179,9 @@ def _models(target: PolicyTarget, bounds: Bounds, params: PolicyParams, sizes: I
 def abstractions(target: PolicyTarget, model: LiveModel, bounds: Bounds) -> Checked:
     """The checked abstractions of ``target`` on ``model``'s size (once per run and size); a
     refusal is printed (one line) and, with ``bounds.strict``, a PolicyError."""
-    memo_key = (target.name, model.size, model.events, bounds.depth)
+    # keyed by the target object, not its name: a run's claims and its measurement share the
+    # check, another run (or a scheduler changed under the same name) never reuses it
+    memo_key = (target, model.size, model.events, bounds.depth)
     found = _CHECKED.get(memo_key)
     if found is None:
         found = _CHECKED[memo_key] = checked(model, bounds.depth)
@@ -198,7 +200,7 @@ def abstraction_report(target: PolicyTarget, bounds: Bounds, sizes: Iterable[int
     out = {}
     for n in sizes:
         for key, c in _CHECKED.items():
-            if key[0] == target.name and key[1] == n and key[3] == bounds.depth:
+            if key[0] is target and key[1] == n and key[3] == bounds.depth:
                 out[f"N={n}"] = c.describe()
     return out
 
