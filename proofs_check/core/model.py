@@ -110,6 +110,15 @@ class Packing(Protocol):
     def unpack(self, key: Any) -> Any: ...
 
 
+@runtime_checkable
+class Described(Protocol):
+    """Optional for a model: what it says about itself on its size (e.g. which abstractions it
+    checked and trusted). Kept in the size's :class:`~proofs_check.core.records.SizeStats`, so the
+    report travels with the exploration, through a checkpoint and a resume."""
+
+    def describe(self) -> dict[str, Any]: ...
+
+
 def _same(x: Any) -> Any:
     return x
 

@@ -3,7 +3,7 @@ and findings (re-exported by ``proofs_check.core.search``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Generic
+from typing import Any, Generic
 
 from proofs_check.core.model import A, Numbers, S
 
@@ -51,6 +51,7 @@ class SizeStats:
     seconds: float = 0.0
     complete: bool = True
     stop_reason: str = ""
+    notes: dict[str, Any] = field(default_factory=dict)  # the model's ``describe()``, if any
 
     @property
     def rate(self) -> float:

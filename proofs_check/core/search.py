@@ -45,7 +45,7 @@ from proofs_check.core.engine import SERIAL, Engine, WorkerLost
 from proofs_check.core.interrupt import INTERRUPTED
 from proofs_check.core.records import Exploration, Finding, Limits, PropertyOutcome, SizeStats
 from proofs_check.core.recovery import MAX_RECOVERIES, Resumable, Saver, Shards, shard_checkpoint, shard_restore
-from proofs_check.core.model import A, Numbers, On, Outcome, Property, S, StateModel, Step, codec, failure_numbers
+from proofs_check.core.model import A, Described, Numbers, On, Outcome, Property, S, StateModel, Step, codec, failure_numbers
 from proofs_check.core.tally import Rank, Tally
 
 OUT_OF_MEMORY = "out of memory"  # a level that could not be held in memory: the exploration stops there
@@ -308,7 +308,7 @@ def _explore_size(model: StateModel[S, A], props: list[Property[S, A]], outcomes
     k = engine.shard_count
     seeds: list[tuple[Any, ...]] | None = None
     if resume is None:
-        stats = SizeStats(model.size)
+        stats = SizeStats(model.size, notes=model.describe() if isinstance(model, Described) else {})
         roots = _roots(model)
         stats.distinct = len(roots)
         tally = Tally()

@@ -129,6 +129,7 @@ class LiveModel:
                  watch: Watch = Watch()) -> None:
         self.factory, self.size, self.events, self.trust, self.watch = factory, n, events, trust, watch
         self._late = False  # the run's deadline passed inside an event (said once)
+        self._checked: dict[str, Any] | None = None
         proto = factory(n)
         self.capacity: int = proto.capacity
         self.rounds = callable(getattr(proto, "next_round", None))
@@ -151,13 +152,18 @@ class LiveModel:
             return Live((jobs, blob), obj.placement(), jobs, blob=blob)
         return Live(key_of(self.trust, obj, jobs), obj.placement(), jobs, obj=obj)
 
-    def with_trust(self, trust: Trust) -> "LiveModel":
-        """This model with states merged by ``trust`` instead."""
+    def with_trust(self, trust: Trust, checked: dict[str, Any] | None = None) -> "LiveModel":
+        """This model with states merged by ``trust`` instead; ``checked`` says how that trust was
+        earned (``abstraction.Checked.describe``), kept in the exploration's figures of this size."""
         m = LiveModel.__new__(LiveModel)
         m.__dict__.update(self.__dict__)
-        m.trust, m._ready = trust, ReadySteps()
+        m.trust, m._ready, m._checked = trust, ReadySteps(), checked
         m._root = m.live(self._root.obj(), ())
         return m
+
+    def describe(self) -> dict[str, Any]:
+        """``core.model.Described``: the abstraction check of this size, if one ran."""
+        return {} if self._checked is None else {"abstractions": self._checked}
 
     # --------------------------------------------------------------------- the protocol
     def init_states(self) -> Sequence[Live]:

@@ -173,7 +173,8 @@ def _models(target: PolicyTarget, bounds: Bounds, params: PolicyParams, sizes: I
     watch = Watch(bounds.event_time_limit, None if deadline is None else float(deadline))
     for n in ns:
         model = LiveModel(target.factory, n, events, watch=watch)
-        yield model.with_trust(abstractions(target, model, bounds).trust)
+        found = abstractions(target, model, bounds)
+        yield model.with_trust(found.trust, found.describe())
 
 
 def abstractions(target: PolicyTarget, model: LiveModel, bounds: Bounds) -> Checked:
@@ -193,16 +194,6 @@ def abstractions(target: PolicyTarget, model: LiveModel, bounds: Bounds) -> Chec
 
 
 _CHECKED: dict[tuple[Any, ...], Checked] = {}
-
-
-def abstraction_report(target: PolicyTarget, bounds: Bounds, sizes: Iterable[int]) -> dict[str, Any]:
-    """Per N, what was declared, trusted and refused (for the report)."""
-    out = {}
-    for n in sizes:
-        for key, c in _CHECKED.items():
-            if key[0] is target and key[1] == n and key[3] == bounds.depth:
-                out[f"N={n}"] = c.describe()
-    return out
 
 
 @dataclass(frozen=True)
@@ -243,7 +234,10 @@ class FlatFamily:
         return row
 
     def stats(self, exp: Exploration[Any, Any], bounds: Bounds) -> dict[str, Any]:
-        return {"abstractions": abstraction_report(self.target, bounds, [s.size for s in exp.sizes])}
+        # from the exploration, not this process's memo: a run resumed from a checkpoint reports
+        # the checks that run made
+        return {"abstractions": {f"N={s.size}": s.notes["abstractions"] for s in exp.sizes
+                                 if "abstractions" in s.notes}}
 
     def record(self, cid: str, f: Finding[Any, Any], params: PolicyParams, **extra: Any) -> Record:
         return policy_record(cid, f, self.target, params, **extra)
