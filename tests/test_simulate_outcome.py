@@ -44,3 +44,10 @@ def test_plain_simulate_exits_0(capsys):
     assert simulate.main([]) == 0
     out = capsys.readouterr().out
     assert out.count("finding: ") == len(PAPER_READINGS) and "expected" in out
+
+
+def test_generate_replays_a_paper_profile_and_refuses_a_bad_one(capsys):
+    assert simulate.main(["--generate", "venus-day92:2", "--window", "0:3000", "--schedulers", "best-fit"]) == 0
+    assert "paper-venus-day92-s2" in capsys.readouterr().out
+    assert simulate.main(["--generate", "nope:1"]) == 2
+    assert "--generate" in capsys.readouterr().err

@@ -44,3 +44,34 @@ def test_shape_follows_gfs_shares():
     durations = sorted(j.duration for j in jobs)
     assert durations[-1] > 20 * durations[n // 2]       # heavy right tail
     assert all(j.submit <= 2 * 86400 for j in jobs)
+
+
+def test_paper_profiles_match_table1_in_expectation():
+    from heuristics.gpu.trace_gen import PROFILES, job_shares
+    for name in ("gfs", "venus"):
+        prof = PROFILES[name]
+        shares = job_shares(prof)
+        inst = [0.0] * 4
+        for (g, w), p in shares.items():
+            inst[0 if g == 1 else 3 if g == 8 else 1 if g in (2, 4) else 2] += p * w
+        total = sum(inst)
+        want = [s / sum(prof.shares) for s in prof.shares]
+        assert all(abs(a / total - b) < 1e-12 for a, b in zip(inst, want)), name
+
+
+def test_paper_trace_realises_the_shares_and_the_wide_regime():
+    from heuristics.gpu.trace_gen import paper_trace, instance_shares
+    t = paper_trace("gfs", seed=3)
+    assert t == paper_trace("gfs", seed=3) and t.jobs != paper_trace("gfs", seed=4).jobs
+    one, ff, fuf, eight = instance_shares(t.jobs)
+    assert abs(one - 0.6416) < 0.06 and abs(eight - 0.2973) < 0.06 and fuf < 0.01 and abs(ff - 0.0607) < 0.03
+    assert sum(1 for j in t.jobs if j.g == 8 and j.w > 30) >= 5
+    venus = instance_shares(paper_trace("venus", seed=3).jobs)
+    assert abs(venus[3] - 0.5244) < 0.06 and abs(venus[0] - 0.3768) < 0.06
+
+
+def test_paper_trace_rejects_unknown_profile():
+    import pytest
+    from heuristics.gpu.trace_gen import paper_trace
+    with pytest.raises(ValueError, match="unknown profile"):
+        paper_trace("philly")

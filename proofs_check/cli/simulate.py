@@ -57,7 +57,7 @@ from heuristics.gpu.placeholders import PARTITION_ONLY
 from heuristics.gpu.simulator import CHARGING, SERIES_COLUMNS, SimConfig, SimResult, on_node_list, simulate, validate_jobs
 from heuristics.gpu.sizing import cluster_size, day_window, window
 from heuristics.gpu.trace import Trace
-from heuristics.gpu.trace_gen import load_builtin
+from heuristics.gpu.trace_gen import PROFILES, load_builtin, paper_trace
 from heuristics.gpu.trace_loaders import FORMATS, load_trace, openb_has_times, openb_job_models
 from heuristics.limits import Size, within
 from proofs_check.cli.common import (EXIT_OK, EXIT_VIOLATED, UsageError, make_parser, run, usage_on,
@@ -177,6 +177,10 @@ def default_schedulers(policy_opts: PolicyOpts) -> tuple[list[str], list[tuple[s
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = make_parser(PROG, __doc__.split("\n")[0] if __doc__ else None)
     p.add_argument("trace", nargs="?", help="trace file (default: the built-in generated trace)")
+    p.add_argument("--generate", default=None, metavar="PROFILE[:SEED]",
+                   help="without TRACE: replay the trace generated to a published profile "
+                        f"({', '.join(PROFILES)}: seeds/000 Table 1 / Table 2; heuristics.gpu.trace_gen.paper_trace), "
+                        "trace seed SEED (default: the built-in smoke trace)")
     p.add_argument("--format", default="simple",
                    help=f"trace format: {', '.join(FORMATS)} (docs/traces.md) (default %(default)s)")
     p.add_argument("--schedulers", default=None,
@@ -275,10 +279,19 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         raise UsageError("--workers must be >= 1")
     if a.plot and a.out is None:
         raise UsageError("--plot needs --out")
+    if a.generate is not None:
+        if a.trace is not None:
+            raise UsageError("--generate and a TRACE file are exclusive")
+        profile, _, seed = a.generate.partition(":")
+        if profile not in PROFILES or (seed and not seed.isdigit()):
+            raise UsageError(f"--generate: {a.generate!r} is not PROFILE[:SEED] with PROFILE one of {', '.join(PROFILES)}")
+        a.generate = (profile, int(seed or 0))
     return a
 
 
 def load(a: argparse.Namespace) -> Trace:
+    if a.generate is not None:
+        return paper_trace(*a.generate)
     if a.trace is None:
         return load_builtin()
     if not Path(a.trace).exists() or Path(a.trace).is_dir():  # a pipe (<(cat …)) is read like a file
