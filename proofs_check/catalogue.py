@@ -21,7 +21,7 @@ from proofs_check.core.trace import Record, RecordError
 from proofs_check.core.verdict import ClaimResult, Verdict
 from proofs_check.gpu import hier_claims, policy_claims
 from proofs_check.gpu.count_claims import COUNT_CLAIMS, COUNTS, check_counts, replay_counts
-from proofs_check.gpu.flat_claims import FLAT, FLAT_CLAIMS, Bounds, PolicyFactory, replay_flat, run_flat, sample_flat
+from proofs_check.gpu.flat_claims import FLAT, FLAT_CLAIMS, Bounds, FlatClaim, PolicyFactory, replay_flat, run_flat, sample_flat
 from proofs_check.gpu.hier_claims import HIER_CATALOGUE, HierBounds
 from proofs_check.rack.ring_claims import CHECKS as RING_CHECKS
 from proofs_check.rack.ring_claims import RING_CLAIMS, replay_ring
@@ -103,28 +103,47 @@ def run(ids: list[str], opts: RunOptions) -> list[ClaimResult]:
     results: list[ClaimResult] = []
     flat = [FLAT[c] for c in ids if c in FLAT]
     if flat:
-        results += run_flat(flat, opts.bounds, opts.variant, opts.factory, opts.engine, opts.deadline, opts.progress)
-        if opts.random:  # after a signal the sampling stops at once: the claim is then inconclusive
-            results = [_sampled(r, opts) if r.claim_id in FLAT else r for r in results]
+        results += _within_memory([c for c in ids if c in FLAT], lambda: _flat(flat, opts))
     for c in ids:
         if c in COUNTS or c in RING_CHECKS:
             try:
                 with interrupt.armed():
-                    if c in COUNTS:
-                        results.append(check_counts(COUNTS[c], opts.bounds.max_nodes, opts.deadline, opts.progress))
-                    else:
-                        results += RING_CHECKS[c](seed=opts.seed, progress=opts.progress, deadline=opts.deadline)
+                    results += _within_memory([c], lambda: [check_counts(COUNTS[c], opts.bounds.max_nodes,
+                                                                         opts.deadline, opts.progress)]
+                                              if c in COUNTS else
+                                              RING_CHECKS[c](seed=opts.seed, progress=opts.progress,
+                                                             deadline=opts.deadline))
             except interrupt.Interrupted:
                 results.append(ClaimResult(c, Verdict.INCONCLUSIVE, "interrupted before this check finished"))
     hier = [c for c in ids if hier_claims.owns(c)]
     if hier:
         opts.announce(hier_claims.bounds_text(opts.hier))
-        results += hier_claims.run_hier_claims(hier_claims.resolve_hier(hier), opts.hier, opts.deadline,
-                                               opts.progress, opts.engine)
+        results += _within_memory(hier, lambda: hier_claims.run_hier_claims(
+            hier_claims.resolve_hier(hier), opts.hier, opts.deadline, opts.progress, opts.engine))
     policy = [c for c in ids if policy_claims.owns(c)]
     if policy:
-        results += _policy(policy, opts)
+        results += _within_memory(policy, lambda: _policy(policy, opts))
     return sorted(results, key=lambda r: (ORDER[r.claim_id.split("[")[0]], r.claim_id))
+
+
+OUT_OF_MEMORY = "out of memory before this check finished (inconclusive; lower the bounds or give it more memory)"
+
+
+def _within_memory(ids: list[str], check: Callable[[], list[ClaimResult]]) -> list[ClaimResult]:
+    """``check()``'s results; when memory runs out in it (outside a search level, which keeps its
+    own report), every claim of ``ids`` is inconclusive (:data:`OUT_OF_MEMORY`) and the run goes on."""
+    try:
+        return check()
+    except MemoryError:
+        return [ClaimResult(c, Verdict.INCONCLUSIVE, OUT_OF_MEMORY) for c in ids]
+
+
+def _flat(flat: list[FlatClaim], opts: RunOptions) -> list[ClaimResult]:
+    """The flat state claims, explored, with ``--random`` merged in."""
+    results = run_flat(flat, opts.bounds, opts.variant, opts.factory, opts.engine, opts.deadline, opts.progress)
+    if opts.random:  # after a signal the sampling stops at once: the claim is then inconclusive
+        results = [_sampled(r, opts) if r.claim_id in FLAT else r for r in results]
+    return results
 
 
 def _policy(ids: list[str], opts: RunOptions) -> list[ClaimResult]:

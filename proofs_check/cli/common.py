@@ -2,7 +2,7 @@
 
 Exit codes (:class:`Exit`, the same for every command; the one table is docs/cli.md): 0 ok /
 holds / answered, 1 a finding (violated, impossible, or a run that aborted because the scheduler
-failed), 2 bad usage or input, 3 inconclusive (a budget or solver limit was hit, or vacuous),
+failed), 2 bad usage or input, 3 inconclusive (a budget or solver limit was hit, memory ran out, or vacuous),
 70 internal error (a bug of this program: one line on stderr asking for a bug report and naming
 the file the traceback was written to — never exit 1, which is a finding), 130 interrupted,
 141 the output pipe was closed.
@@ -230,7 +230,7 @@ def internal_error(prog: str, error: BaseException) -> int:
 def run(prog: str, body: Callable[[], int], usage_errors: tuple[type[Exception], ...] = ()) -> int:
     """``body()``'s exit code; on bad usage or input (UsageError, a path error, a snapshot or
     trace loader's error, EngineError, or one of ``usage_errors``) print ``PROG: error: ...``
-    as one line on stderr and return 2; on any other exception (a bug) print one line asking for a
+    as one line on stderr and return 2; out of memory, one line and 3 (inconclusive); on any other exception (a bug) print one line asking for a
     bug report, write the traceback to a file (:func:`crash_report`) and return 70."""
     caught: tuple[type[Exception], ...] = (UsageError, *PATH_ERRORS, *INPUT_ERRORS, *usage_errors)
     try:
@@ -242,5 +242,10 @@ def run(prog: str, body: Callable[[], int], usage_errors: tuple[type[Exception],
     except caught as e:
         print(f"{prog}: error: {one_line(e)}", file=sys.stderr)
         return EXIT_USAGE
+    except MemoryError as e:  # outside the parts that keep their report (a search level, an armed block)
+        detail = f" ({one_line(e)})" if str(e) else ""
+        print(f"{prog}: out of memory{detail}; the run is inconclusive (lower the sizes or give it more memory)",
+              file=sys.stderr)
+        return EXIT_INCONCLUSIVE
     except Exception as e:  # a bug: never a bare traceback and exit 1 (1 is a finding)
         return internal_error(prog, e)

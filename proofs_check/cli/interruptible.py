@@ -10,6 +10,10 @@
     if stop.signal:                # the work so far is written (marked incomplete), then exit 130
         ...
 
+Out of memory in an armed block (a ``MemoryError``, here or from a worker process) ends it the
+same way, with :data:`OUT_OF_MEMORY` as the reason: what was done is written, marked incomplete,
+and the program exits 3 (inconclusive, :attr:`Stop.code`) instead of 130.
+
 The first signal raises ``Interrupted`` in the block (later ones only set the flag, so what is
 written after the block is written whole), a CP-SAT solve in progress is stopped from the signal
 watcher thread (``oracle.stopping``: the solver returns control within milliseconds, not at its
@@ -24,20 +28,29 @@ from typing import Iterator
 
 from oracle import stopping
 from proofs_check.core import interrupt
+from proofs_check.core.verdict import EXIT_INCONCLUSIVE
 
 EXIT_INTERRUPTED = interrupt.EXIT_INTERRUPTED
+OUT_OF_MEMORY = "out of memory"  # Stop.signal when a MemoryError ended the block
 _registered: list[bool] = []
 
 
 @dataclass
 class Stop:
-    """What stopped the block: "" (nothing, it finished), or the signal's name ("SIGINT")."""
+    """What stopped the block: "" (nothing, it finished), the signal's name ("SIGINT"), or
+    :data:`OUT_OF_MEMORY`."""
 
     signal: str = ""
 
     def note(self, prog: str, what: str) -> None:
-        """One line on stderr: ``PROG: interrupted (SIGINT); <what>``."""
-        print(f"{prog}: interrupted ({self.signal}); {what}", file=sys.stderr)
+        """One line on stderr: ``PROG: interrupted (SIGINT); <what>`` (``PROG: out of memory; <what>``)."""
+        why = OUT_OF_MEMORY if self.signal == OUT_OF_MEMORY else f"interrupted ({self.signal})"
+        print(f"{prog}: {why}; {what}", file=sys.stderr)
+
+    @property
+    def code(self) -> int:
+        """The exit code of a stopped block: 3 (inconclusive) out of memory, 130 on a signal."""
+        return EXIT_INCONCLUSIVE if self.signal == OUT_OF_MEMORY else EXIT_INTERRUPTED
 
 
 @contextmanager
@@ -57,6 +70,10 @@ def interruptible(armed: bool = True) -> Iterator[Stop]:
                     yield stop
             except interrupt.Interrupted as e:
                 stop.signal = interrupt.signal_name() or str(e) or "SIGINT"
+            except MemoryError:
+                if not armed:  # a block that is not abandoned on a signal is not on out of memory either
+                    raise
+                stop.signal = OUT_OF_MEMORY
             else:
                 if interrupt.requested():  # a signal while the block was ending (or in C code)
                     stop.signal = interrupt.signal_name() or "SIGINT"

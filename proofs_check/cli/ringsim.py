@@ -26,7 +26,7 @@ from heuristics.rack.ring_baselines import PAPER_POLICIES, RING_POLICIES, make_r
 from heuristics.limits import Size, finite, within
 from proofs_check.cli.common import (EXIT_OK, UsageError, make_parser, output_dir, replace_output, run,
                                      usage_on, write_output)
-from proofs_check.cli.interruptible import EXIT_INTERRUPTED, interruptible
+from proofs_check.cli.interruptible import interruptible
 from proofs_check.cli.limit_option import add_limit_option
 from proofs_check.cli.plots import save_figure
 from proofs_check.core.engine import Engine
@@ -254,7 +254,7 @@ def _main(argv: Sequence[str] | None) -> int:
         print(format_table(rows, cells[0].schedulers))
         stop.note(PROG, f"{done} of {len(cells)} cells completed; {out / 'results.csv'} has those "
                         f"({out / 'status.json'}: complete false)")
-        return EXIT_INTERRUPTED
+        return stop.code
     plots = [] if args.no_plots else plot_metrics(rows, cells[0].schedulers, out)
     print(format_table(rows, cells[0].schedulers))
     print(f"wrote {out / 'results.csv'}" + (f" and {len(plots)} plots" if plots else ""), file=sys.stderr)

@@ -62,7 +62,7 @@ from heuristics.gpu.trace_loaders import FORMATS, load_trace, openb_has_times, o
 from heuristics.limits import Size, within
 from proofs_check.cli.common import (EXIT_OK, EXIT_VIOLATED, UsageError, make_parser, run, usage_on,
                                      write_output)
-from proofs_check.cli.interruptible import EXIT_INTERRUPTED, interruptible
+from proofs_check.cli.interruptible import interruptible
 from proofs_check.cli.limit_option import add_limit_option
 from proofs_check.cli.simulate_fill import FILL_SCHEDULERS, fill_main, write_csv
 from proofs_check.cli.simulate_outcome import sweep_exit
@@ -517,7 +517,7 @@ def _main(argv: Sequence[str] | None) -> int:
             for p in plot_folder(out):
                 print(f"plot: {p}")
     if a.stop.signal:
-        return EXIT_INTERRUPTED
+        return a.stop.code
     code, findings = sweep_exit([(o.spec.run_id, o.spec.scheduler, o.result.status) for o in outcomes], a.named)
     print(*findings, sep="\n", end="\n" if findings else "")
     return code

@@ -75,6 +75,8 @@ def _serve(conn: Any, factory: Callable[..., Any], index: int, count: int, args:
         method, margs = msg
         try:
             conn.send(("ok", getattr(shard, method)(*margs)))
+        except MemoryError:  # raised again as MemoryError by the coordinator (no traceback: memory is short)
+            conn.send(("memory", method))
         except BaseException:  # reported to the coordinator, which raises it
             conn.send(("error", traceback.format_exc()))
 
@@ -104,6 +106,8 @@ class LocalPool:
         except (EOFError, OSError) as e:
             raise WorkerLost(f"a shard process ended during {method} ({type(e).__name__})") from None
         for status, value in replies:
+            if status == "memory":  # the search stops that level as it does a serial one (out of memory)
+                raise MemoryError(f"a shard process ran out of memory in {method}")
             if status == "error":
                 raise RuntimeError(f"shard failed in {method}:\n{value}")
         return [value for _, value in replies]
