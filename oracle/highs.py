@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any, Iterator, Mapping, NamedTuple
 
+from oracle import stopping
 from oracle.result import Status, highs_status
 
 SOLVER_NAME = "highs (pulp)"
@@ -82,6 +83,14 @@ def _highs_with_start() -> Any:
             self.start = start
 
         def callSolver(self, lp: Any) -> None:
+            hm = lp.solverModel
+            hm.HandleUserInterrupt = True  # HiGHS polls cancelSolve's flag (oracle.stopping)
+            with stopping.running(hm.cancelSolve) as stopped:
+                if stopped:
+                    hm.setOptionValue("time_limit", 0.0)
+                self._solve(lp)
+
+        def _solve(self, lp: Any) -> None:
             if self.start:
                 values = [0.0] * lp.solverModel.getNumCol()
                 for var in lp.variables():

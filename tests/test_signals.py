@@ -205,6 +205,65 @@ def test_a_cpsat_solve_is_stopped_from_another_thread():
         stopping.reset()
 
 
+def market_split(m: int = 4, n: int = 34, seed: int = 1):
+    """A market-split integer program (Cornuéjols–Dawande): HiGHS needs far longer than its time
+    limit below to prove it (measured: still unproven at 30 s)."""
+    import random
+
+    import pulp
+
+    from oracle import highs
+
+    rnd = random.Random(seed)
+    prob = pulp.LpProblem("market_split", pulp.LpMinimize)
+    xs = [highs.integer_variable(prob, f"x{j}", 1) for j in range(n)]
+    slack = [highs.integer_variable(prob, f"s{i}", 10**6) for i in range(2 * m)]
+    prob += pulp.lpSum(slack)
+    for i in range(m):
+        a = [rnd.randrange(100) for _ in range(n)]
+        prob += pulp.lpSum(a[j] * xs[j] for j in range(n)) + slack[2 * i] - slack[2 * i + 1] == sum(a) // 2
+    return prob
+
+
+def test_a_highs_solve_is_stopped_by_a_signal():
+    """SIGINT under ``interruptible`` stops a HiGHS solve in progress (its model status is HiGHS's
+    own "interrupted", not its time limit), and a solve after the stop does not search at all."""
+    from oracle import highs
+    from oracle.result import Status
+    from proofs_check.cli.interruptible import interruptible
+
+    prob = market_split()
+    with interruptible(armed=False) as stop:
+        threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()
+        result = highs.solve(prob, 120, time.perf_counter())
+        assert prob.solverModel.getModelStatus().name == "kInterrupt"
+        assert result.status is not Status.OPTIMAL
+        later = market_split()
+        highs.solve(later, 120, time.perf_counter())
+        assert later.solverModel.getModelStatus().name == "kTimeLimit"
+    assert stop.signal == "SIGINT"
+
+
+@pytest.mark.parametrize("solver", ["cp-sat", "highs"])
+def test_admit_stops_its_solve_on_a_signal_and_exits_130(solver, monkeypatch, capsys):
+    """A SIGINT arriving as the repack solve starts: the solve is stopped (unproven), the answer so
+    far is printed with "interrupted" in the JSON, one line on stderr, exit 130."""
+    from proofs_check.cli import admit
+
+    real = admit.min_migration_repack
+
+    def signalled(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.2)  # the signal watcher thread calls oracle.stopping.stop_all
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(admit, "min_migration_repack", signalled)
+    code = admit.main([str(Path(__file__).parent.parent / "examples/data/snapshot.json"), "--repack", "--solver", solver, "--json"])
+    out, err = capsys.readouterr()
+    assert code == 130 and json.loads(out)["interrupted"] == "SIGINT"
+    assert err.startswith("admit: interrupted (SIGINT); the solver was stopped") and err.count("\n") == 1
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl")
 def test_worker_init_arms_the_parent_death_signal():
     code = ("import ctypes,os,sys; from proofs_check.core.children import worker_init; worker_init();"

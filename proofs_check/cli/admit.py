@@ -35,7 +35,8 @@ canonical snapshot, readable by ``admit``, ``sifopt`` and ``verify --audit`` aga
 Exit codes (docs/cli.md): 0 answered and proven optimal; 1 impossible (the job cannot be admitted by any
 migrations / no packing meets the target); 2 bad usage or input (one line on stderr naming the
 file and the field); 3 the solver hit its time limit (an incumbent, if any, is printed and marked
-unproven); 70 internal error.
+unproven); 70 internal error; 130 stopped by SIGINT/SIGTERM (the solve is stopped at once and its
+answer so far printed, unproven).
 """
 from __future__ import annotations
 
@@ -70,6 +71,7 @@ from proofs_check.cli.common import (
     positive,
     run,
 )
+from proofs_check.cli.interruptible import interruptible
 from proofs_check.cli.limit_option import add_limit_option
 
 PROG = "admit"
@@ -221,15 +223,25 @@ def _main(argv: Sequence[str] | None) -> int:
         g, w = parse_job(args.job, max(snap.node_capacities(), default=snap.capacity))
         label = new_job_label(args.job_id, labels)
         question.update(kind="admit", job=args.job, g=g, w=w, job_id=label)
-        cert = min_migrations_to_admit(nodes, capacity, g, w, job_id=len(labels), n_nodes=snap.n_nodes,
-                                       time_limit=args.time_limit, solver=solver)
-        labels = (*labels, label)
     else:
         question.update(kind="repack", target=args.target)
-        cert = min_migration_repack(nodes, capacity, target_partial=args.target, n_nodes=snap.n_nodes,
-                                    time_limit=args.time_limit, solver=solver)
-    print(json.dumps(as_json(cert, question, labels, snap), indent=2) if args.json
-          else render(cert, question, labels, snap))
+    with interruptible(armed=False) as stop:  # a signal stops the solver: the answer is then unproven
+        if args.job is not None:
+            cert = min_migrations_to_admit(nodes, capacity, g, w, job_id=len(labels), n_nodes=snap.n_nodes,
+                                           time_limit=args.time_limit, solver=solver)
+            labels = (*labels, label)
+        else:
+            cert = min_migration_repack(nodes, capacity, target_partial=args.target, n_nodes=snap.n_nodes,
+                                        time_limit=args.time_limit, solver=solver)
+    if args.json:
+        report = as_json(cert, question, labels, snap)
+        print(json.dumps({**report, "interrupted": stop.signal} if stop.signal else report, indent=2))
+    else:
+        print(render(cert, question, labels, snap))
+    if stop.signal:
+        stop.note(PROG, "the solver was stopped; the answer above is what it had"
+                  + ("" if cert.status is Status.OPTIMAL else " (not proven)"))
+        return stop.code
     return exit_for(cert)
 
 
