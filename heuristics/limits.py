@@ -29,6 +29,7 @@ class Size(Enum):
     CELLS = "cells"            # runs of a sweep (schedulers × loads × seeds …)
     DURATION = "duration"      # simulated time of a window, in the program's unit
     BYTES = "bytes"            # bytes of an input file read whole (a snapshot, a report)
+    LINE = "line"              # bytes of one line of a line-oriented input (a log's JSON line, a trace row)
 
 
 DEFAULTS: dict[Size, int] = {
@@ -40,6 +41,7 @@ DEFAULTS: dict[Size, int] = {
     Size.CELLS: 1_000_000,
     Size.DURATION: 10_000_000,
     Size.BYTES: 256 << 20,
+    Size.LINE: 16 << 20,
 }
 _limits: dict[Size, int] = dict(DEFAULTS)
 
@@ -114,6 +116,18 @@ def within(size: Size, value: float, source: str | None, field_name: str | None,
         if error is None:
             raise LimitError(source, field_name, problem)
         raise error(source or "", field_name, problem)
+
+
+def line_too_long(line: str) -> bool:
+    """Whether the line (decoded text) has more UTF-8 bytes than the limit on :attr:`Size.LINE`
+    (encoded only when its length alone cannot decide)."""
+    cap = limit(Size.LINE)
+    return len(line) > cap or (4 * len(line) > cap and len(line.encode("utf-8", "surrogatepass")) > cap)
+
+
+def line_problem() -> str:
+    """What a reader says of a line over the limit."""
+    return f"a line of more than {limit(Size.LINE)} bytes (raise it with {FLAG} {Size.LINE.value}=N)"
 
 
 def finite(value: float, source: str | None, field_name: str | None) -> float:

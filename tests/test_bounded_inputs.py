@@ -110,7 +110,8 @@ def test_window_and_day_report_what_they_replay(tmp_path, capsys):
 @pytest.mark.parametrize("prog, args, needle", [
     (sifopt, ["/dev/zero", "--limit", "bytes=1000"], "/dev/zero: more than 1000 bytes (raise it with --limit bytes=N)"),
     (admit, ["/dev/zero", "--repack", "--limit", "bytes=1000"], "more than 1000 bytes"),
-    (simulate, ["/dev/zero", "--schedulers", "best-fit"], "/dev/zero:1: field 'row': longer than"),
+    (simulate, ["/dev/zero", "--schedulers", "best-fit"],
+     "/dev/zero:1: field 'row': a line of more than 16777216 bytes (raise it with --limit line=N)"),
     (simulate, ["/proc/self/mem", "--schedulers", "best-fit"], "/proc/self/mem:1: field 'file': cannot read"),
 ])
 def test_devices_and_unreadable_files_are_one_line(prog, args, needle, capsys):
@@ -129,3 +130,31 @@ def test_a_pipe_is_read_as_a_trace(tmp_path, capsys):
     assert simulate.main([str(fifo), "--schedulers", "best-fit"]) == 0
     writer.join(timeout=10)
     assert "1 jobs kept" in capsys.readouterr().out
+
+
+LONG = "x" * 2000  # over --limit line=1000
+
+
+@pytest.mark.parametrize("name, text, line, extra", [
+    ("delta.jsonl", '{"format": "delta", "nodes": 2}\n{"event": "depart", "job": "%s"}\n' % LONG, 2, []),
+    ("snaps.jsonl", '{"nodes": 2, "placement": [[]]}\n{"nodes": 2, "placement": [[{"job": "%s", "g": 1}]]}\n' % LONG,
+     2, []),
+    ("binds.jsonl", '{"event": "bind", "pod": "%s", "node": "n0", "gpus": 1}\n' % LONG, 1, ["--nodes-file", "{nodes}"]),
+], ids=["delta", "snapshots", "bindings"])
+def test_a_log_line_over_the_line_limit_is_one_line_naming_it(name, text, line, extra, tmp_path, capsys):
+    """A line over ``--limit line=N`` is refused, naming file and line, before it is decoded; with
+    the default limit the same file is read."""
+    log, nodes = tmp_path / name, tmp_path / "nodes.csv"
+    log.write_text(text)
+    nodes.write_text("node,gpus\nn0,8\n")
+    args = ["--audit", str(log), *[a.format(nodes=nodes) for a in extra], "--quiet"]
+    assert verify.main([*args, "--limit", "line=1000"]) == 2
+    assert _err(capsys) == f"verify: error: {log}:{line}: a line of more than 1000 bytes (raise it with --limit line=N)"
+    assert verify.main(args) in (0, 1)
+
+
+def test_a_replayed_report_over_the_byte_limit_is_refused_before_it_is_decoded(tmp_path, capsys):
+    report = tmp_path / "r.json"
+    report.write_text(json.dumps({"results": [], "pad": LONG}))
+    assert verify.main(["--replay", str(report), "--limit", "bytes=1000"]) == 2
+    assert _err(capsys) == f"verify: error: {report}: more than 1000 bytes (raise it with --limit bytes=N)"

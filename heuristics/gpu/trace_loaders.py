@@ -30,7 +30,7 @@ from typing import BinaryIO, Callable, Iterable, Iterator, NamedTuple, Protocol
 
 from heuristics.gpu.cluster import G_DEFAULT
 from heuristics.gpu.trace import LoadReport, Trace, TraceError, TraceJob, rebased
-from heuristics.limits import Size, limit, message
+from heuristics.limits import Size, limit, line_problem, message
 
 # Drop reasons, in the order they are tested.
 CPU_ONLY = "CPU-only"
@@ -117,23 +117,22 @@ def read_rows(path: str | Path, columns: tuple[str, ...], *, headerless_ok: bool
             raise TraceError(p, reader.line_num, "row", f"unreadable: {e}") from None
 
 
-MAX_LINE = 1 << 20  # bytes in one row: a longer one (a device like /dev/zero, a binary file) is refused
-
-
 def _decoded_lines(path: str, fh: BinaryIO) -> Iterator[str]:
     """Lines decoded one at a time, so an encoding error names its own line (BOM tolerated); a
-    line over MAX_LINE bytes or a read error is a TraceError naming the line."""
+    line over the line limit (``--limit line=N``; a device like /dev/zero, a binary file) or a read
+    error is a TraceError naming the line."""
     line = 0
+    cap = limit(Size.LINE)
     while True:
         try:
-            raw = fh.readline(MAX_LINE + 1)
+            raw = fh.readline(cap + 1)
         except OSError as e:
             raise TraceError(path, line + 1, "file", f"cannot read: {e.strerror or e}") from None
         if not raw:
             return
         line += 1
-        if len(raw) > MAX_LINE:
-            raise TraceError(path, line, "row", f"longer than {MAX_LINE} bytes (not a CSV trace?)")
+        if len(raw) > cap:
+            raise TraceError(path, line, "row", f"{line_problem()} (not a CSV trace?)")
         try:
             yield raw.decode("utf-8-sig" if line == 1 else "utf-8")
         except UnicodeDecodeError as e:

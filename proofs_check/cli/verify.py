@@ -28,6 +28,7 @@ import heuristics
 import oracle
 import proofs_check
 from heuristics.gpu.compass import VARIANTS
+from heuristics.limits import Size, limit
 from proofs_check import catalogue
 from proofs_check.catalogue import DOCS, THEOREMS, VARIANT_CLAIMS, RunOptions
 from proofs_check.cli import verify_policy
@@ -294,7 +295,7 @@ def _theorem(n: int) -> tuple[str, ...]:
 
 def _replay(args: argparse.Namespace, argv: list[str], t0: float) -> int:
     results: list[ClaimResult] = []
-    records = load_records(args.replay, catalogue.known)
+    records = load_records(args.replay, catalogue.known, limit(Size.BYTES))
     for rec in records:
         res, lines = catalogue.replay(rec)
         print("\n".join(lines))

@@ -56,13 +56,18 @@ def validate(record: Record, where: str = "record") -> None:
         raise RecordError(f"{where}: field {field}: {e.message}")
 
 
-def load_records(path: str, claim_known: Callable[[str], bool]) -> list[Record]:
-    """The counterexample / witness records of a ``verify --json`` report, each validated."""
+def load_records(path: str, claim_known: Callable[[str], bool], max_bytes: int | None = None) -> list[Record]:
+    """The counterexample / witness records of a ``verify --json`` report, each validated; a file
+    of more than ``max_bytes`` bytes (when given) is refused before it is decoded."""
     p = Path(path)
     if not p.is_file():
         raise RecordError(f"{path}: no such file")
     try:
-        doc = json.loads(p.read_text(encoding="utf-8"))
+        with p.open("rb") as fh:
+            data = fh.read() if max_bytes is None else fh.read(max_bytes + 1)
+        if max_bytes is not None and len(data) > max_bytes:
+            raise RecordError(f"{path}: more than {max_bytes} bytes (raise it with --limit bytes=N)")
+        doc = json.loads(data.decode("utf-8"))
     except json.JSONDecodeError as e:
         raise RecordError(f"{path}: not JSON (line {e.lineno}: {e.msg})") from None
     except UnicodeDecodeError as e:

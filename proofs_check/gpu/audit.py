@@ -57,6 +57,7 @@ from proofs_check.gpu.binding_stream import audit_bindings
 from proofs_check.gpu.delta_log import audit_delta
 from proofs_check.gpu.k8s_audit import K8sAuditOptions, audit_k8s
 from proofs_check.gpu.k8s_events import is_kubernetes
+from proofs_check.gpu.tabular import content_lines
 
 __all__ = ["FORMATS", "AuditError", "K8sAuditOptions", "SifBound", "audit_file", "audit_path", "detect_format", "parse_bound"]
 
@@ -117,8 +118,7 @@ def _records(path: str, text: str) -> Iterator[tuple[int, str, Any]]:
     """(line number, where, decoded object) of every line that is not blank or a comment. A file
     whose first line is not JSON on its own is one JSON document (a snapshot written with
     indentation, by any command): one record, errors located by the decoder's line."""
-    lines = [(n, line) for n, line in enumerate(text.splitlines(), start=1)
-             if line.strip() and not line.lstrip().startswith("#")]
+    lines = content_lines(path, text)
     if lines and lines[0][0] == 1 and not _is_json(lines[0][1]):
         yield 1, path, decode(text, path)
         return

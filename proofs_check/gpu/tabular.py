@@ -12,15 +12,23 @@ import csv
 from typing import Any, Iterator
 
 from heuristics.gpu.snapshot import decode, read_text, require_int
+from heuristics.limits import line_problem, line_too_long
 from proofs_check.gpu.audit_tally import AuditError
 
 Record = tuple[int, str, dict[str, Any]]  # line number, "file:line", the record's fields
 
 
-def content_lines(path: str) -> list[tuple[int, str]]:
-    """(line number, text) of every line that is not blank or a '#' comment."""
-    return [(n, line) for n, line in enumerate(read_text(path).splitlines(), start=1)
-            if line.strip() and not line.lstrip().startswith("#")]
+def content_lines(path: str, text: str | None = None) -> list[tuple[int, str]]:
+    """(line number, text) of every line of ``path`` (of ``text``, when it was read already) that
+    is not blank or a '#' comment. A line over the line limit (``--limit line=N``) is an
+    AuditError naming it, before anything decodes it."""
+    out = []
+    for n, line in enumerate(read_text(path).splitlines() if text is None else text.splitlines(), start=1):
+        if line_too_long(line):
+            raise AuditError(f"{path}:{n}", None, line_problem())
+        if line.strip() and not line.lstrip().startswith("#"):
+            out.append((n, line))
+    return out
 
 
 def known_fields(d: Any, where: str, known: tuple[str, ...], what: str) -> dict[str, Any]:
