@@ -84,7 +84,7 @@ def test_greedy_gradient_equals_the_real_placements_gradient(used, g, w, raw, be
     start = _state(*(((100 + n, u),) if u else () for n, u in enumerate(used)))
     policy = NodeRulePolicy("fgd", len(used), demand_dist=dist).with_state(start)
     policy._rule = mcg_rule(beta)  # the placement engine under MCG's key (beta 0: FGD's order)
-    predicted = greedy_gradient(policy.free_levels(), g, w, policy._rule, dist)
+    predicted = greedy_gradient(policy.class_levels(), g, w, policy._rule, dist)
     res = policy.arrive(Job(1, g, w))
     assert (predicted is None) == (not res.ok)
     if res.ok:

@@ -157,7 +157,8 @@ def test_simulator_runs_sifopt_natively_with_sif_zero():
     # Still refused: model-constrained jobs (the repack has no GPU models).
     assert not runs_natively("sifopt", (8, 4), True)
     assert "it migrates running instances" in mixed_refusal("sifopt", (8, 4), True)
-    assert mixed_refusal("best-fit", (8, 4), False) is None and not runs_natively("best-fit", (8, 4), False)
+    # The node rules run natively too, with GPU models as well (issue 25: no placeholders).
+    assert mixed_refusal("best-fit", (8, 4), True) is None and runs_natively("best-fit", (8, 4), True)
     assert make_policy("sifopt", 2, 8).on_capacities([8, 4]).capacities == (8, 4)
 
 

@@ -174,9 +174,10 @@ def test_ties_all_needs_a_ties_attribute(capsys: pytest.CaptureFixture[str]) -> 
     assert len(err) == 1 and "`ties` attribute" in err[0] and "sifopt" in err[0]
 
 
-def _every_tied_node(self: NodeRulePolicy, g: int, p: Any) -> list[int]:
+def _every_tied_node(self: NodeRulePolicy, g: int, p: Any, allowed: Any = None) -> list[int]:
     """The tie set without merging nodes of equal content (what ``_tied`` reduces)."""
-    keyed = sorted((self._rule(f, n, g, p), n) for f in range(g, self.capacity + 1) for n in self._buckets[f])
+    keyed = sorted((self._rule(f, n, g, p, c), n) for c, levels in zip(self._classes, self._buckets)
+                   for f in range(g, c + 1) for n in levels[f])
     cut = len(keyed[0][0]) - self._tie_breaks
     return [n for key, n in keyed if same_score(key[:cut], keyed[0][0][:cut])]
 

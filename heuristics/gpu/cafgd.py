@@ -167,7 +167,7 @@ class CAFGD(NodeRulePolicy):
         waited = 0.0 if self._now is None else self._now - self._submitted.get(job.id, self._now)
         if waited >= self.max_hold:
             return ""
-        gradient = greedy_gradient(self.free_levels(), job.g, job.w, self._rule, self._dist(job))
+        gradient = greedy_gradient(self.class_levels(), job.g, job.w, self._rule, self._dist(job))
         assert gradient is not None, "called only when the job fits"
         per_gpu = gradient / (job.g * job.w)
         if per_gpu <= self.hold_threshold:

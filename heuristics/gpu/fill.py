@@ -13,23 +13,22 @@ Readings chosen (docs/heterogeneous.md):
   cluster's GPUs; without it every pod is submitted once. All schedulers see the same sequence.
 * **Whole-GPU pods only**; fractional, CPU-only and > 8-GPU pods are filtered and counted by the
   loader (``heuristics.gpu.trace_loaders.load_openb_pods``).
-* **Mixed capacities.** Every registered scheduler is written for N nodes of one capacity G; on a
-  mixed cluster it runs through placeholders (``heuristics.gpu.placeholders``, shared with the
-  event simulator): migrating schedulers are refused there, metrics read the real capacities.
+* **Mixed capacities.** Every built-in scheduler but COMPASS runs natively on the node list's
+  capacities (``heuristics.gpu.placeholders.mixed_policy``, shared with the event simulator: the
+  node rules, FGD, CAFGD, MCG, and SIFOpt, FFT, DRR, which may migrate placed pods); a plugin
+  scheduler goes through placeholders. Metrics read the real capacities.
 * **FGD's workload distribution.** A scheduler taking ``demand_dist`` (FGD and the node rules)
-  gets the pod list's whole-GPU demand shares — FGD's "target workload" — unless given one;
-  otherwise it would count the placeholders as workload.
+  gets the pod list's whole-GPU demand shares — FGD's "target workload" — unless given one.
 * **Scheduler inputs.** Submission k happens at time k seconds: a scheduler offering
-  ``observe_submission(now, job)`` (CAFGD's demand windows) is told of each pod, as the event
-  simulator does. A scheduler taking ``max_hold`` (CAFGD's wait-for-peak) gets ``max_hold = 0``
+  ``observe_submission(now, job)`` (CAFGD's demand windows) is told of each pod, and one offering
+  ``tick(now)`` (FFT's and DRR's rounds) is ticked before it, as the event simulator does; their
+  migrations are counted. A scheduler taking ``max_hold`` (CAFGD's wait-for-peak) gets ``max_hold = 0``
   unless given one: in a run where nothing leaves, the peak of free capacity it waits for never
   comes, and a held pod is never retried — holding would only turn fits into failures.
-* **Placeholders and demand estimates.** A scheduler that estimates demand from its running
-  instances without a ``demand_dist`` option (MCG) counts the placeholders among them, and MCG's
-  load-balance term reads a small node as a loaded 8-GPU node: on a mixed cluster its figures are
-  those of that reading (on one capacity there is no placeholder).
-* **GPU models.** A pod with a ``gpu_spec`` may only use nodes of those models: temporary
-  placeholders fill the other nodes for that one arrival (``heuristics.gpu.placeholders``).
+* **Demand estimates.** MCG estimates demand from its running instances and the pending pods
+  (real ones only: no placeholder), and its load balance reads each node against its own capacity.
+* **GPU models.** A pod with a ``gpu_spec`` may only use nodes of those models (the node rules,
+  CAFGD and MCG natively; SIFOpt, FFT and DRR are refused: their repacks have no GPU models).
 * **COMPASS** is defined for 8-GPU nodes (seeds/000 §3): it runs on the 8-GPU partition, with its
   shares measured against that partition's GPUs (said in every report).
 * **The exact bound** (:func:`bound_points`): for the first k submitted pods, the fewest requested
@@ -47,7 +46,8 @@ from typing import Mapping, NamedTuple, Sequence
 
 from heuristics.gpu.cluster import Job
 from heuristics.gpu.node_list import NodeList
-from heuristics.gpu.placeholders import PARTITION_ONLY, PlaceholderPolicy, placeholder_refusal, run_cluster
+from heuristics.gpu.placeholders import PARTITION_ONLY, PlaceholderPolicy, mixed_policy, mixed_refusal, run_cluster
+from heuristics.gpu.policy import Policy
 from heuristics.gpu.registry import policy_options
 from heuristics.gpu.trace_loaders import Pod
 from oracle.gpu.mixed_phi import ItemType, fill_bound, node_is_partial, phi_star_mixed
@@ -91,12 +91,11 @@ def demand_shares(pods: Sequence[Pod], capacity: int) -> tuple[float, ...]:
 
 
 def unsupported(scheduler: str, cluster: NodeList, sequence: Sequence[Pod]) -> str | None:
-    """Why ``scheduler`` cannot run this fill (None when it can): placeholders — mixed capacities
-    or model-constrained pods — need a non-migrating scheduler whose state is a placement."""
+    """Why ``scheduler`` cannot run this fill (None when it can; ``mixed_refusal``)."""
     nodes = run_cluster(scheduler, cluster)
     if not nodes.n_nodes:
         return f"the cluster has no {PARTITION_ONLY.get(scheduler)}-GPU node"
-    return placeholder_refusal(scheduler, nodes.capacities, any(p.models is not None for p in sequence))
+    return mixed_refusal(scheduler, nodes.capacities, any(p.models is not None for p in sequence))
 
 
 # ------------------------------------------------------------------------------ one run
@@ -159,18 +158,25 @@ def run_fill(scheduler: str, cluster: NodeList, sequence: Sequence[Pod],
     if "max_hold" in takes and "max_hold" not in options:
         options["max_hold"] = 0.0
     job_models = {i: p.models for i, p in enumerate(sequence) if p.models is not None}
-    sched = PlaceholderPolicy(scheduler, nodes.capacities, nodes.models, job_models, options)
+    sched = mixed_policy(scheduler, nodes.capacities, nodes.models, job_models, options)
+    observe, tick = getattr(sched, "observe_submission", None), getattr(sched, "tick", None)
     requested, allocated, failed = [], [], []
     req = alloc = moves = 0
     for i, pod in enumerate(sequence):
         req += pod.g
         job = Job(i, pod.g, 1)
-        sched.observe_submission(float(i), job)
-        res = sched.arrive(job)
-        moves += len(res.migrations)
-        alloc += pod.g if res.ok else 0
-        if not res.ok:
+        if tick is not None:
+            moves += len(tick(float(i)).migrations)
+        if observe is not None:
+            observe(float(i), job)
+        if pod.g > sched.capacity:  # larger than every node: no scheduler can place it
             failed.append(i)
+        else:
+            res = sched.arrive(job)
+            moves += len(res.migrations)
+            alloc += pod.g if res.ok else 0
+            if not res.ok:
+                failed.append(i)
         requested.append(req)
         allocated.append(alloc)
     end = _end_state(sched, nodes, time_limit)
@@ -178,11 +184,14 @@ def run_fill(scheduler: str, cluster: NodeList, sequence: Sequence[Pod],
                       tuple(allocated), tuple(failed), moves, end)
 
 
-def _end_state(sched: PlaceholderPolicy, nodes: NodeList, time_limit: float) -> EndState:
+def _end_state(sched: Policy | PlaceholderPolicy, nodes: NodeList, time_limit: float) -> EndState:
     """Φπ of the final placement and the mixed Φ★ of the pods it holds (by demand, any model:
     with model sets the bound would need each pod's set; the final state ignores them)."""
-    sched.check_placeholders()
-    used = sched.used()
+    if isinstance(sched, PlaceholderPolicy):
+        sched.check_placeholders()
+        used = sched.used()
+    else:
+        used = tuple(sum(i.g for i in node) for node in sched.placement().nodes)
     phi_pi = sum(node_is_partial(u, c) for u, c in zip(used, nodes.capacities))
     p = sched.placement()
     counts = [0] * sched.capacity

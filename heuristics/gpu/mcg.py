@@ -18,12 +18,13 @@ are ours and docs/baselines_cafgd_mcg.md lists them with the alternatives.
    the queue over through ``prioritise(queue)`` before each scheduling pass; without it (``verify``,
    the state machine) the queue is just the arriving job, i.e. FGD's distribution.
 
-2. **Node score** of an instance of g GPUs on a node with f free (u = G − f used) GPUs:
+2. **Node score** of an instance of g GPUs on a node with f free (u = c − f used) GPUs:
 
-       S = ΔF / G + β · ((u + g)² − u²) / G²        (β = ``balance_weight``, default 1)
+       S = ΔF / c + β · ((u + g)² − u²) / c²        (β = ``balance_weight``, default 1)
 
-   ΔF is FGD's fragmentation gradient; the second term is the node's share of the increase of
-   Σ_n (u_n / G)², i.e. of the variance of node loads (the mean's change is the same for every
+   ΔF is FGD's fragmentation gradient, c the node's capacity (G = 8 on one capacity; its own on a
+   mixed cluster, natively: no placeholder stands for a small node's missing GPUs); the second
+   term is the node's share of the increase of Σ_n (u_n / c_n)², i.e. of the variance of node loads (the mean's change is the same for every
    node, so it drops out) — the load-balance term, which prefers less loaded nodes. Both terms are
    fractions of a node, weighted equally by default. MCG-Sched balances load across clusters; one
    cluster of N nodes is what seeds/000 simulates, so the balance is across its nodes. Ties: fewer
@@ -51,10 +52,10 @@ DEFAULT_BALANCE_WEIGHT = 1.0
 
 
 def mcg_rule(balance_weight: float) -> NodeRule:
-    """MCG's node key: (ΔF/G + β·((u+g)² − u²)/G², free GPUs, node index); G = len(p)."""
+    """MCG's node key: (ΔF/c + β·((u+g)² − u²)/c², free GPUs, node index); c = the node's own
+    capacity (G on one capacity; on a mixed cluster an empty 2-GPU node is empty, not 6/8 used)."""
 
-    def key(f: int, idx: int, g: int, p: Sequence[float]) -> tuple:
-        cap = len(p)
+    def key(f: int, idx: int, g: int, p: Sequence[float], cap: int) -> tuple:
         used = cap - f
         balance = ((used + g) ** 2 - used ** 2) / cap ** 2
         return (fgd_delta(f, g, p) / cap + balance_weight * balance, f, idx)
@@ -81,7 +82,7 @@ class MCG(NodeRulePolicy):
         demand the next arrivals are placed against."""
         self._pending = {j.id: j for j in queue}
         p = self._shares(self._pending.values())
-        levels = self.free_levels()
+        levels = self.class_levels()
         keys: dict[tuple[int, int], float] = {}
         for j in queue:
             if (j.g, j.w) not in keys:

@@ -1,25 +1,26 @@
-"""A single-capacity scheduler on nodes of mixed capacities and GPU models (docs/heterogeneous.md).
+"""Schedulers on nodes of mixed capacities and GPU models (docs/heterogeneous.md).
 
-Every registered scheduler is written for N nodes of one capacity G. On a mixed cluster it runs on
-N nodes of G = max capacity, node n holding a *placeholder* instance of G − c_n GPUs (job id
-−(n+1)) that never leaves: free GPUs per node are then exactly the real ones, so any rule that
-reads only the free GPUs of each node (first/best/worst-fit, FGD's fragmentation measure) decides
-exactly as on the real nodes. A job restricted to some GPU models (openb ``gpu_spec``) arrives
-with *temporary* placeholders filling every node of another model, removed right after (the state
-goes through ``state_key``/``with_state``, which the policy protocol defines as the whole
-scheduler state — a scheduler's extra inputs outside it, e.g. CAFGD's demand windows, are reset
-by that round trip).
+:func:`mixed_policy` is the one entry point (the event simulator and the fill runs use it). The
+built-in schedulers that take per-node capacities run *natively* (:func:`runs_natively`): the
+node rules, FGD, CAFGD and MCG (``heuristics.gpu.baselines``: capacities and GPU models), SIFOpt,
+FFT and DRR (``heuristics.gpu.sifopt.RepackingPolicy``: capacities; their repacks have no GPU
+models, so they are refused with model-constrained jobs). COMPASS runs on the 8-GPU partition
+(:func:`run_cluster`: one capacity, nothing to stand in for) and is refused with model-constrained
+jobs (its state is not a placement). Only a scheduler without ``on_capacities`` — a plugin whose
+state is a ``Placement`` — goes through *placeholders*:
 
-Refused (:func:`placeholder_refusal`): a scheduler that migrates running instances (the built-in
-migrating table, or SIFOpt/FFT/DRR's repacking) — it would move placeholders; a scheduler whose
-state is not a ``Placement`` (COMPASS's ``AbsView``) — it cannot take them. A scheduler with an
-``on_capacities(capacities)`` method (SIFOpt, FFT, DRR: ``heuristics.gpu.sifopt.RepackingPolicy``)
-runs natively on mixed capacities instead, without placeholders (:func:`runs_natively`,
-:func:`mixed_refusal`); with model-constrained jobs it is still refused (its repack has no GPU
-models, and the temporary placeholders would be moved). Every event's
-migrations are checked: a placeholder that moves anyway is an error. Metrics read the real
-capacities, placeholders removed (:meth:`PlaceholderPolicy.used`); ``check_placeholders`` verifies
-them at the end of a run.
+it runs on N nodes of G = max capacity, node n holding a *placeholder* instance of G − c_n GPUs
+(job id −(n+1)) that never leaves: free GPUs per node are then exactly the real ones, so a rule
+that reads only the free GPUs of each node decides exactly as on the real nodes (one that reads
+the running instances or a node's load, as MCG's demand estimate and balance term do, would be
+misled: why the built-ins run natively). A job restricted to some GPU models (openb
+``gpu_spec``) arrives with *temporary* placeholders filling every node of another model, removed
+right after (the state goes through ``state_key``/``with_state``, the whole scheduler state by the
+policy protocol). Refused there (:func:`placeholder_refusal`): a scheduler that migrates running
+instances (it would move placeholders) or whose state is not a ``Placement`` (it cannot take
+them). Every event's migrations are checked: a placeholder that moves anyway is an error.
+Metrics read the real capacities, placeholders removed (:meth:`PlaceholderPolicy.used`);
+``check_placeholders`` verifies them at the end of a run.
 """
 from __future__ import annotations
 
@@ -59,11 +60,37 @@ def placeholder_refusal(name: str, capacities: Sequence[int], constrained: bool)
 
 
 def runs_natively(name: str, capacities: Sequence[int], constrained: bool) -> bool:
-    """Whether ``name`` runs on nodes of ``capacities`` by itself (its ``on_capacities``), not
-    through placeholders: mixed capacities, no model-constrained jobs."""
-    if len(set(capacities)) <= 1 or constrained:
+    """Whether ``name`` runs on nodes of ``capacities`` (with model-constrained jobs when
+    ``constrained``) by itself, not through placeholders: it has ``on_capacities`` and, for
+    model-constrained jobs, ``honours_models`` (the node rules, CAFGD, MCG; SIFOpt, FFT and DRR
+    take capacities but not models). False on one capacity without constraints (nothing to do)."""
+    if len(set(capacities)) <= 1 and not constrained:
         return False
-    return callable(getattr(make_policy(name, 1, max(capacities)), "on_capacities", None))
+    policy = make_policy(name, 1, max(capacities))
+    if not callable(getattr(policy, "on_capacities", None)):
+        return False
+    return not constrained or bool(getattr(policy, "honours_models", False))
+
+
+def mixed_policy(name: str, capacities: Sequence[int], models: Sequence[str] | None = None,
+                 job_models: Mapping[int, frozenset[str]] | None = None,
+                 opts: Mapping[str, object] | None = None) -> Policy | PlaceholderPolicy:
+    """Scheduler ``name`` on nodes of ``capacities`` / ``models``, a job in ``job_models`` only on
+    nodes of its models: natively when it can (:func:`runs_natively`), else through placeholders
+    (:class:`PlaceholderPolicy`; ValueError when neither can, :func:`mixed_refusal`)."""
+    constrained = bool(job_models)
+    why = mixed_refusal(name, capacities, constrained)
+    if why is not None:
+        raise ValueError(f"{name} cannot run on this cluster: {why}")
+    policy = make_policy(name, len(capacities), max(capacities), **dict(opts or {}))
+    if not runs_natively(name, capacities, constrained):
+        if len(set(capacities)) <= 1 and not constrained:
+            return policy
+        return PlaceholderPolicy(name, capacities, models, job_models, opts)
+    on_capacities = getattr(policy, "on_capacities")
+    if constrained:
+        return cast(Policy, on_capacities(tuple(capacities), models, dict(job_models or {})))
+    return cast(Policy, on_capacities(tuple(capacities)))
 
 
 def mixed_refusal(name: str, capacities: Sequence[int], constrained: bool) -> str | None:

@@ -123,7 +123,7 @@ class DRR(RoundPolicy):
             fits = [n for n in range(p.n_nodes) if n != src and 0 < used[n] <= caps[n] - inst.g]
             if not fits:
                 return ()
-            dst = min(fits, key=lambda n: best_fit(caps[n] - used[n], n, inst.g, ()))
+            dst = min(fits, key=lambda n: best_fit(caps[n] - used[n], n, inst.g, (), caps[n]))
             used[dst] += inst.g
             nodes[dst].append(inst)
             moves.append(Migration(inst.job, inst.g, src, dst, "drr-drain"))

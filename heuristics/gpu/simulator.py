@@ -49,9 +49,9 @@ discipline should try them, before each scheduling pass (a reordering makes the 
 fresh; anything but a permutation of the queue aborts the run).
 
 Mixed clusters (``SimConfig.capacities`` / ``node_models`` / ``job_models``; docs/heterogeneous.md):
-the policy runs through ``heuristics.gpu.placeholders.PlaceholderPolicy`` (SIFOpt, FFT and DRR run
-natively, ``on_capacities``, with ``partial_empty()``); Φπ counts each node
-against its own capacity, used GPUs and the blocking test are over the real GPU total, Φ★ is the
+the policy is built by ``heuristics.gpu.placeholders.mixed_policy``: natively (``on_capacities``,
+with ``partial_empty()``) for every built-in scheduler but COMPASS, which runs on the 8-GPU
+partition; through placeholders for a plugin scheduler. Φπ counts each node against its own capacity, used GPUs and the blocking test are over the real GPU total, Φ★ is the
 mixed one (:func:`mixed_phi_star`), jobs that can never run are refused (filter them with
 :func:`split_placeable`; :func:`on_node_list` builds a scheduler's config from a node list).
 
@@ -71,8 +71,8 @@ from typing import Callable, Iterable, Mapping, NamedTuple, Protocol, Sequence, 
 
 from heuristics.gpu.cluster import Gang, Job
 from heuristics.gpu.node_list import NodeList
-from heuristics.gpu.placeholders import (PARTITION_ONLY, PlaceholderError, PlaceholderPolicy, mixed_refusal,
-                                         run_cluster, runs_natively)
+from heuristics.gpu.placeholders import (PARTITION_ONLY, PlaceholderError, PlaceholderPolicy, mixed_policy,
+                                         mixed_refusal, run_cluster)
 from heuristics.gpu.policy import Migration, Policy
 from heuristics.gpu.queueing import get_discipline
 from heuristics.gpu.registry import make_policy
@@ -471,8 +471,8 @@ def node_counter(policy: Scheduler) -> Callable[[], tuple[int, int]]:
 
 
 def build_policy(config: SimConfig) -> Scheduler:
-    """``config.policy`` on ``config``'s cluster: through placeholders on a mixed one (ValueError
-    naming why a scheduler cannot run there)."""
+    """``config.policy`` on ``config``'s cluster: on a mixed one natively or through placeholders
+    (``mixed_policy``; ValueError naming why a scheduler cannot run there)."""
     if not config.is_mixed:
         return make_policy(config.policy, config.n_nodes, config.capacity, **dict(config.policy_opts))
     caps = config.node_capacities
@@ -481,14 +481,8 @@ def build_policy(config: SimConfig) -> Scheduler:
                          f"{config.n_nodes} of {config.capacity}")
     if config.node_models and len(config.node_models) != config.n_nodes:
         raise ValueError(f"node_models: {len(config.node_models)} entries for {config.n_nodes} nodes")
-    why = mixed_refusal(config.policy, caps, bool(config.job_models))
-    if why is not None:
-        raise ValueError(f"{config.policy} cannot run on this cluster: {why}")
-    if runs_natively(config.policy, caps, bool(config.job_models)):  # SIFOpt, FFT, DRR: per-node capacities
-        policy = make_policy(config.policy, config.n_nodes, config.capacity, **dict(config.policy_opts))
-        return policy.on_capacities(caps)  # type: ignore[attr-defined, no-any-return]  # checked by runs_natively
-    return PlaceholderPolicy(config.policy, caps, config.node_models or None, dict(config.job_models),
-                             dict(config.policy_opts))
+    return mixed_policy(config.policy, caps, config.node_models or None, dict(config.job_models),
+                        dict(config.policy_opts))
 
 
 def simulate(jobs: Sequence[SimJob], config: SimConfig, *, phi_star: PhiStar | None = oracle_phi_star,

@@ -1,0 +1,88 @@
+"""Mixed clusters natively (issue 25): node capacities and GPU models inside the cluster model,
+no placeholder jobs — MCG's demand estimate and balance term read the real nodes, ``gpu_spec``
+is honoured, FFT/DRR/SIFOpt run in fill mode on a node list."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from heuristics.gpu import fill
+from heuristics.gpu.cluster import Instance, Job
+from heuristics.gpu.mcg import MCG
+from heuristics.gpu.node_list import GpuNode, NodeList
+from heuristics.gpu.placeholders import PlaceholderPolicy, mixed_policy
+from heuristics.gpu.registry import make_policy
+from heuristics.gpu.trace_loaders import Pod
+
+
+def _cluster(caps: list[int], models: list[str] | None = None) -> NodeList:
+    models = models or ["M"] * len(caps)
+    return NodeList("test", tuple(GpuNode(f"n{i}", c, m, 0) for i, (c, m) in enumerate(zip(caps, models))))
+
+
+@pytest.mark.parametrize("name", ["first-fit", "best-fit", "worst-fit", "fgd"])
+def test_native_decides_as_the_placeholders_for_free_gpu_rules(name: str) -> None:
+    """For rules that read only free GPUs, native capacities and placeholders give one run."""
+    rng = random.Random(3)
+    for _ in range(20):
+        caps = [rng.choice([1, 2, 4, 8]) for _ in range(rng.randint(2, 6))]
+        dist = [1 / max(caps)] * max(caps)
+        native = mixed_policy(name, caps, opts={"demand_dist": dist})
+        assert not isinstance(native, PlaceholderPolicy)
+        ph = PlaceholderPolicy(name, caps, None, None, {"demand_dist": dist})
+        for i in range(rng.randint(1, 20)):
+            g = rng.choice([1, 1, 2, 4, 8])
+            if g > max(caps):
+                continue
+            job = Job(i, g, rng.choice([1, 1, 2]))
+            assert native.arrive(job).ok == ph.arrive(job).ok
+            if rng.random() < 0.2 and native.placement().nodes[0]:
+                gone = native.placement().nodes[0][0].job
+                native.depart(gone), ph.depart(gone)
+        assert tuple(sum(i.g for i in node) for node in native.placement().nodes) == ph.used()
+
+
+def test_mcg_reads_small_nodes_as_small_and_counts_only_real_instances() -> None:
+    caps = [8, 2, 2, 2]
+    mcg = mixed_policy("mcg", caps)
+    assert isinstance(mcg, MCG) and mcg.partial_empty() == (0, 4)
+    assert mcg._shares([]) == [0.0] * 8  # no placeholder "jobs" in the demand estimate
+    # The balance term reads an empty 2-GPU node as empty (through a placeholder it read 6/8 used):
+    # a 2-GPU instance there adds ((0 + 2)² − 0²)/2² = 1, not ((6 + 2)² − 6²)/8² = 0.4375.
+    p = [0.0, 1.0] + [0.0] * 6
+    assert mcg._rule(2, 1, 2, p, 2)[0] == pytest.approx(1.0)
+    assert mcg.arrive(Job(0, 2, 1)).ok and mcg.partial_empty() == (1, 3)  # balance: onto the 8-GPU node
+    small = mixed_policy("mcg", [2, 2])
+    assert small.arrive(Job(1, 2, 1)).ok and small.partial_empty() == (0, 1)  # full at its own capacity
+
+
+def test_gpu_spec_is_honoured_natively() -> None:
+    caps, models = [8, 8, 4], ["A", "B", "B"]
+    for name in ("best-fit", "fgd", "cafgd", "mcg", "worst-fit"):
+        pol = mixed_policy(name, caps, models, {1: frozenset({"A"}), 2: frozenset({"B"}), 3: frozenset({"A"})},
+                           opts={"max_hold": 0.0} if name == "cafgd" else None)
+        assert not isinstance(pol, PlaceholderPolicy)
+        assert pol.arrive(Job(1, 4, 1)).ok and pol.arrive(Job(2, 4, 3)).ok
+        nodes = pol.placement().nodes
+        assert [n for n, node in enumerate(nodes) if any(i.job == 1 for i in node)] == [0], name
+        assert all(models[n] == "B" for n, node in enumerate(nodes) for i in node if i.job == 2), name
+        assert not pol.arrive(Job(3, 8, 1)).ok  # the only A node has 4 free GPUs
+        assert pol.arrive(Job(4, 4, 1)).ok       # an unconstrained job takes them
+
+
+@pytest.mark.parametrize("name", ["sifopt", "fft", "drr"])
+def test_migrating_schedulers_run_fill_mode_on_a_node_list(name: str) -> None:
+    cluster = _cluster([8, 8, 4, 2, 2, 1])
+    seq = tuple(Pod(i + 2, f"p{i}", g, None) for i, g in enumerate([2, 1, 4, 2, 1, 8, 2, 1, 1, 4, 2, 8]))
+    assert fill.unsupported(name, cluster, seq) is None
+    r = fill.run_fill(name, cluster, seq)
+    assert r.allocated[-1] <= cluster.total_gpus and r.end.phi_star is not None
+    if name == "sifopt":
+        assert r.end.phi_pi == r.end.phi_star
+
+
+def test_native_with_state_refuses_an_overfull_small_node() -> None:
+    pol = make_policy("best-fit", 2, 8).on_capacities([8, 2])
+    with pytest.raises(ValueError, match="exceeds its 2 GPUs"):
+        pol.with_state(pol.placement()._replace(nodes=((), (Instance(0, 4),))))
