@@ -1,0 +1,4 @@
+"""The systems under test (scheduler heuristics), importing only ``oracle`` for metrics."""
+from heuristics.compiled import guard
+
+guard()

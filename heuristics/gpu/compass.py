@@ -50,9 +50,11 @@ instances causes at most 9·w + 13 migrations (migr).
 """
 from __future__ import annotations
 
-import heapq
+from bisect import bisect_left, insort
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable
+
+from mypy_extensions import mypyc_attr
 
 from heuristics.gpu.abs_space import (
     EMPTY,
@@ -121,6 +123,10 @@ class OperatorFailure(Exception):
     """An operator had no legal move; Algorithm 1 cannot produce a state for this event."""
 
 
+# Under the opt-in compiled build (docs/scaling.md) these are native classes: pickling and deep
+# copies (the explorer keeps live schedulers as pickles) and the hierarchy's interpreted
+# subclasses need saying so.
+@mypyc_attr(serializable=True)
 class _Slot:
     __slots__ = ("width", "job", "g", "fillers", "node")
 
@@ -133,6 +139,7 @@ class _Slot:
         return self.width - self.g - len(self.fillers)
 
 
+@mypyc_attr(serializable=True)
 class _Unit:
     """A 1-GPU instance: a filler of ``slot`` or, when ``slot`` is None, an occupant of pool ``node``."""
 
@@ -146,20 +153,19 @@ def _node_of(m: _Slot | _Unit) -> int:
     return m.node
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class _MinIndex:
-    """Node ids bucketed by an integer key, each bucket a min-heap with lazy deletion.
+    """Node ids bucketed by an integer key, each bucket a sorted list updated in place.
 
-    The balanced-structure index of Proposition 2: a node's current key is recorded eagerly (so
-    bucket sizes are exact), stale heap entries are dropped when they reach the top, so an update
-    costs one push (O(log N)) and a lowest-index query amortised O(log N).
+    The balanced-structure index of Proposition 2: a node's position in its bucket is found by
+    bisection (O(log N)) and the insert or delete is one block move, so an update is two of
+    those and a lowest-index query O(1). A node whose key is None is not indexed.
     """
 
     def __init__(self, key_of: Callable[[int], int | None]) -> None:
         self._key_of = key_of
         self._cur: dict[int, int | None] = {}
-        self._size: dict[int | None, int] = {}
-        self._heaps: dict[int, list[int]] = {}
-        self._live: dict[int, set[int]] = {}
+        self._buckets: dict[int, list[int]] = {}
 
     def touch(self, n: int) -> None:
         self.set(n, self._key_of(n))
@@ -167,52 +173,41 @@ class _MinIndex:
     def set(self, n: int, k: int | None) -> None:
         """Record ``k`` as node ``n``'s current key (what ``touch`` does with ``key_of(n)``)."""
         cur = self._cur
-        if n in cur:
-            old = cur[n]
-            if old == k:
-                return
-            self._size[old] -= 1
-        cur[n] = k
-        size = self._size
-        size[k] = size.get(k, 0) + 1
-        if k is None:
+        old = cur.get(n, -1)  # -1 is never a key: an unindexed node always gets set
+        if old == k:
             return
-        live = self._live.get(k)
-        if live is None:
-            live = self._live[k] = set()
-        if n not in live:
-            live.add(n)
-            heap = self._heaps.get(k)
-            if heap is None:
-                self._heaps[k] = [n]
+        cur[n] = k
+        buckets = self._buckets
+        if old is not None and old != -1:
+            was = buckets[old]
+            del was[bisect_left(was, n)]
+        if k is not None:
+            b = buckets.get(k)
+            if b is None:
+                buckets[k] = [n]
             else:
-                heapq.heappush(heap, n)
+                insort(b, n)
 
     def size(self, k: int) -> int:
-        return self._size.get(k, 0)
+        b = self._buckets.get(k)
+        return len(b) if b else 0
+
+    def count(self, keys: Iterable[int]) -> int:
+        """Nodes whose key is one of ``keys``."""
+        buckets = self._buckets
+        return sum(len(buckets[k]) for k in keys if k in buckets)
 
     def lowest(self, k: int) -> int | None:
-        heap = self._heaps.get(k)
-        while heap:
-            n = heap[0]
-            if self._cur[n] == k:
-                return n
-            heapq.heappop(heap)
-            self._live[k].discard(n)
-        return None
+        b = self._buckets.get(k)
+        return b[0] if b else None
 
     def members(self, k: int) -> list[int]:
-        """All nodes with key ``k`` in index order (O(bucket size))."""
-        if not self._size.get(k):
-            return []
-        heap = self._heaps[k]
-        keep = sorted({n for n in heap if self._cur[n] == k})
-        if len(keep) != len(heap):
-            self._heaps[k] = keep  # a sorted list is a valid heap
-            self._live[k] = set(keep)
-        return keep
+        """All nodes with key ``k`` in index order (a copy: the bucket changes with the index)."""
+        b = self._buckets.get(k)
+        return list(b) if b else []
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Compass:
     """COMPASS-ABS on ``n_nodes`` nodes of ``capacity`` GPUs; implements ``heuristics.gpu.policy.Policy``."""
 
@@ -408,7 +403,8 @@ class Compass:
         for n in touched:
             self._touch(n)
 
-    state_key = abs_view
+    def state_key(self) -> AbsView:
+        return self.abs_view()
 
     def placement(self) -> Placement:
         return view_placement(self.abs_view())
@@ -417,13 +413,15 @@ class Compass:
         return self.with_state(self.abs_view())
 
     def with_state(self, view: StateKey) -> Compass:
-        """A Compass of the same variant whose state is ``view`` (node order and job ids as given)."""
+        """A Compass of the same variant and class whose state is ``view`` (node order and job ids
+        as given)."""
         if not isinstance(view, AbsView):
             raise TypeError(f"{self.name} state keys are AbsViews, got {type(view).__name__}")
         if not view.nodes:
             raise ValueError(f"n_nodes={len(view.nodes)} must be >= 1")
-        c = Compass.__new__(Compass)
-        c.n_nodes, c.capacity, c.variant, c.name = len(view.nodes), view.capacity, self.variant, self.name
+        cls = type(self)
+        c = cls.__new__(cls)
+        c._settings_of(self, len(view.nodes), view.capacity)
         c._blank()
         shapes: dict[int, list[int]] = {}
         members = c.members
@@ -466,6 +464,10 @@ class Compass:
             c.jobs[j] = Job(j, g, w)
             c._counts[g] += w
         return c
+
+    def _settings_of(self, other: Compass, n_nodes: int, capacity: int) -> None:
+        """What a rebuild keeps of ``other``: everything but the state."""
+        self.n_nodes, self.capacity, self.variant, self.name = n_nodes, capacity, other.variant, other.name
 
     def _add_member(self, job: int, m: _Slot | _Unit) -> None:
         self.members.setdefault(job, []).append(m)
@@ -829,8 +831,7 @@ class Compass:
     def _hosts(self, cls: str) -> list[int]:
         """Line 3's N (reading 1): nodes holding a class-C item with room ≥ 1, in index order."""
         index, keys = self._host_keys(cls)
-        size = index._size
-        cands = [n for k in keys if size.get(k) for n in index.members(k)]
+        cands = [n for k in keys for n in index.members(k)]
         if cls == "pool":  # a node indexed by fill c ≥ 1 is a pool node with c instances
             return sorted(cands)
         return sorted(n for n in cands if self._class_items(cls, n))
@@ -846,11 +847,7 @@ class Compass:
     def _best_fit_drain(self, cls: str) -> list[Migration]:
         """BestFitDrain for one class, pseudocode of Compact lines 3–15."""
         index, keys = self._host_keys(cls)
-        size = index._size
-        found = 0
-        for k in keys:  # fewer than two candidates: no host pair (a loop: this runs per event)
-            found += size.get(k, 0)
-        if found < 2:
+        if index.count(keys) < 2:  # fewer than two candidates: no host pair
             return []
         hosts = self._hosts(cls)
         if len(hosts) < 2:

@@ -113,6 +113,11 @@ def panel_variant(base: Variant, k: int) -> Variant:
     return replace(base, name=f"{base.name}-panel", width=partial(panel_slot_width, k))
 
 
+def _unkeyed(n: int) -> int | None:
+    """The key function of an index whose keys are only ever ``set``."""
+    return None
+
+
 class PanelLevel(Compass):
     """The panel level of Appendix D: COMPASS on domains of K panels (capacity K), with the two
     things the text adds to the verbatim mirror of ABS (readings H1 and H4):
@@ -140,7 +145,7 @@ class PanelLevel(Compass):
     def _blank(self) -> None:
         super()._blank()
         self._held = [0] * self.n_nodes
-        self._held_room = _MinIndex(lambda n: None)
+        self._held_room = _MinIndex(_unkeyed)
 
     def set_held(self, n: int, panels: int) -> None:
         """Domain ``n`` now has ``panels`` panels with GPU-level work."""
@@ -226,12 +231,9 @@ class PanelLevel(Compass):
                 return moves
 
     def with_state(self, view: StateKey) -> "PanelLevel":
+        """``Compass.with_state`` with no GPU-level work held (``clone`` sets it)."""
         c = Compass.with_state(self, view)
-        c.__class__ = PanelLevel
         assert isinstance(c, PanelLevel)
-        c._held, c._held_room = [0] * c.n_nodes, _MinIndex(lambda n: None)
-        for n in range(c.n_nodes):
-            c._touch(n)
         return c
 
     def clone(self) -> "PanelLevel":
@@ -285,14 +287,14 @@ class GpuLevel(Compass):
             out.append(p)
         return out
 
+    def _settings_of(self, other: Compass, n_nodes: int, capacity: int) -> None:
+        super()._settings_of(other, n_nodes, capacity)
+        assert isinstance(other, GpuLevel)
+        self.panels_per_domain = other.panels_per_domain
+
     def with_state(self, view: StateKey) -> "GpuLevel":
         c = Compass.with_state(self, view)
-        c.__class__ = GpuLevel
         assert isinstance(c, GpuLevel)
-        c.panels_per_domain = self.panels_per_domain
-        c._empty = _EmptyPanels(c)
-        for n in range(c.n_nodes):
-            c._empty.touch(n)
         return c
 
 
