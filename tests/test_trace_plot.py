@@ -197,7 +197,7 @@ def test_plot_usage_errors(capsys, tmp_path):
     assert main(["--claim", "thm1.slotted", "--plot", str(tmp_path / "no" / "dir")]) == 2
     assert main(["--audit", str(a_file), "--plot", str(tmp_path / "d")]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 3 and "not --audit" in err
+    assert err.count("\n") == 3 and "--plot does not apply to --audit LOG" in err
 
 
 @pytest.mark.slow

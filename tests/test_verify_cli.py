@@ -34,6 +34,17 @@ def test_list_prints_the_catalogue(capsys):
     (["--audit", "/nonexistent/log.jsonl"], "/nonexistent/log.jsonl: no such file"),
     ([], "nothing to check"),
     (["--theorem", "1", "--json", "/nonexistent/dir/out.json"], "directory does not exist"),
+    # a flag the mode would ignore (docs/verify.md: conflicting flags)
+    (["--audit", "log.jsonl", "--theorem", "1"], "--theorem does not apply to --audit LOG"),
+    (["--audit", "log.jsonl", "--workers", "2", "--max-nodes", "3"], "--max-nodes, --workers do not apply to --audit LOG"),
+    (["--replay", "r.json", "--workers", "2"], "--workers does not apply to --replay FILE"),
+    (["--replay", "r.json", "--claim", "thm1", "--random", "5"], "--claim, --random do not apply to --replay FILE"),
+    (["--list", "--all"], "--all does not apply to --list"),
+    (["--list-policies", "--policy", "fgd"], "--policy does not apply to --list-policies"),
+    (["--theorem", "1", "--nodes-file", "n.csv"], "--nodes-file does not apply to a claim check (only to --audit LOG)"),
+    (["--theorem", "1", "--bound", "3"], "--bound does not apply to a check without --policy NAME"),
+    (["--theorem", "1", "--max-migrations", "1"], "--max-migrations does not apply to a check without --policy"),
+    (["--theorem", "1", "--json", "x.json", "--junit", "./x.json"], "--json and --junit name the same file"),
 ])
 def test_bad_usage_is_one_line_and_exit_2(capsys, argv, needle):
     code, out, err = run(capsys, *argv)

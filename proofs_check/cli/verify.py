@@ -137,8 +137,48 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run("verify", lambda: _main(args_list))
 
 
+# The flags each mode of verify reads (besides --limit and --quiet); any other flag given with it
+# would be silently ignored, so it is a usage error naming the flags (exit 2).
+AUDIT_ONLY = frozenset({"audit_format", "gpu_resource", "gang_label", "k8s_events", "admit_limit", "nodes_file"})
+MODES: tuple[tuple[str, str, frozenset[str]], ...] = (
+    ("list", "--list", frozenset({"list"})),
+    ("list_policies", "--list-policies", frozenset({"list_policies"})),
+    ("audit", "--audit LOG", AUDIT_ONLY | {"audit", "bound", "json", "junit"}),
+    ("replay", "--replay FILE", frozenset({"replay", "json", "junit", "plot"})),
+)
+ALWAYS = frozenset({"help", "version", "limit", "quiet"})
+# Read by a run only when it checks a scheduler (--policy NAME or --measure).
+POLICY_ONLY = frozenset({"bound", "event_time_limit", "strict", "max_migrations", "admission", "demands", "policy_opt"})
+
+
+def refuse_unused(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """A usage error naming every flag given that the run's mode does not read (``--audit`` with
+    ``--theorem``, ``--replay`` with ``--workers``, ``--bound`` without ``--policy``), and
+    ``--json`` and ``--junit`` naming the same file (one would overwrite the other)."""
+    every = frozenset(a.dest for a in parser._actions)
+    mode = next(((name, used) for dest, name, used in MODES if getattr(args, dest)), None)
+    if mode is not None:
+        _refuse(parser, args, every - mode[1], mode[0])
+    else:
+        _refuse(parser, args, AUDIT_ONLY, "a claim check (only to --audit LOG)")
+        if not verify_policy.wanted(args):
+            _refuse(parser, args, POLICY_ONLY, "a check without --policy NAME (or --measure)")
+    if args.json and args.junit and Path(args.json).resolve() == Path(args.junit).resolve():
+        raise UsageError(f"--json and --junit name the same file ({args.json}): give each its own")
+
+
+def _refuse(parser: argparse.ArgumentParser, args: argparse.Namespace, dests: frozenset[str], what: str) -> None:
+    """A usage error naming the flags of ``dests`` given (other than --limit and --quiet)."""
+    given = [a.option_strings[-1] for a in parser._actions
+             if a.option_strings and a.dest in dests - ALWAYS and getattr(args, a.dest) != a.default]
+    if given:
+        raise UsageError(f"{', '.join(given)} {'does' if len(given) == 1 else 'do'} not apply to {what}")
+
+
 def _main(argv: list[str]) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    refuse_unused(parser, args)
     progress = None if args.quiet else stderr_progress
     if args.list:
         print(catalogue_text(catalogue.ALL_DOCS.values()))
@@ -148,15 +188,9 @@ def _main(argv: list[str]) -> int:
     for path in (args.json, args.junit, args.plot):
         if path and not Path(path).resolve().parent.is_dir():
             raise UsageError(f"{path}: directory does not exist")
-    if args.plot and args.audit:
-        raise UsageError("--plot draws counterexample traces: use it with a run or --replay FILE, not --audit")
     if args.plot:
         with usage_on(OSError, prefix="--plot"):
             Path(args.plot).mkdir(exist_ok=True)
-    k8s_flags = args.gpu_resource or args.gang_label or args.k8s_events or args.admit_limit != 100
-    if not args.audit and (args.nodes_file or args.audit_format != "auto" or k8s_flags):
-        raise UsageError("--nodes-file, --audit-format, --gpu-resource, --gang-label, --k8s-events and "
-                         "--admit-limit apply to --audit LOG only")
     t0 = time.perf_counter()
     if args.audit:
         from proofs_check.gpu.audit import AuditError, K8sAuditOptions, audit_path, parse_bound
