@@ -158,3 +158,38 @@ def test_a_replayed_report_over_the_byte_limit_is_refused_before_it_is_decoded(t
     report.write_text(json.dumps({"results": [], "pad": LONG}))
     assert verify.main(["--replay", str(report), "--limit", "bytes=1000"]) == 2
     assert _err(capsys) == f"verify: error: {report}: more than 1000 bytes (raise it with --limit bytes=N)"
+
+
+def test_a_piped_audit_log_is_read_once_for_detection_and_audit(tmp_path, capsys):
+    """``verify --audit <(cat log)``: the format detection's read is kept for the reader (a pipe
+    can be read once), so the log is audited, not "no placement lines"."""
+    import os
+    import threading
+
+    fifo = tmp_path / "log.fifo"
+    os.mkfifo(fifo)
+    lines = '{"nodes": 2, "placement": [[{"job": 1, "g": 8}], []]}\n'
+    writer = threading.Thread(target=lambda: fifo.write_text(lines))
+    writer.start()
+    assert verify.main(["--audit", str(fifo), "--quiet"]) == 0
+    writer.join(timeout=10)
+    assert "on all 1 valid lines of 1" in capsys.readouterr().out
+
+
+def test_a_byte_order_mark_is_not_glued_to_the_first_field(tmp_path, capsys):
+    binds, nodes = tmp_path / "binds.csv", tmp_path / "nodes.csv"
+    binds.write_bytes(b"\xef\xbb\xbftime,event,pod,node,gpus\n1,bind,p0,n0,2\n")
+    nodes.write_bytes(b"\xef\xbb\xbfnode,gpus\nn0,8\n")
+    assert verify.main(["--audit", str(binds), "--nodes-file", str(nodes), "--quiet"]) == 0
+    assert "1 records" in capsys.readouterr().out
+
+
+def test_job_ids_above_2_to_the_53_keep_every_digit(tmp_path, capsys):
+    """Neighbouring ids above 2⁵³ are two jobs, not a false "duplicate id" (a float merges them)."""
+    trace = tmp_path / "t.csv"
+    trace.write_text(f"job_id,submit,duration,g,w\n{2**53 + 1},0,100,1,1\n{2**53},0,100,1,1\n")
+    assert simulate.main([str(trace), "--schedulers", "best-fit"]) == 0
+    assert "2 jobs kept" in capsys.readouterr().out
+    trace.write_text("job_id,submit,duration,g,w\n7,0,100,1,1\n7.0,0,100,1,1\n")
+    assert simulate.main([str(trace), "--schedulers", "best-fit"]) == 2
+    assert "field 'job_id': duplicate id 7" in _err(capsys)

@@ -38,6 +38,8 @@ scheduler that wrote it, not a malformed file. This module is pure: no printing,
 from __future__ import annotations
 
 import json
+import os
+import stat
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, NamedTuple, Sequence
@@ -330,14 +332,26 @@ def decode(text: str, source: str, line: int | None = None) -> Any:
         raise SnapshotError(at, None, "JSON nested too deeply") from None
 
 
+# The text of a file that can be read only once (a pipe such as ``<(cat log)``), for the next
+# reader of the same path in this process (e.g. ``verify --audit``'s format detection, then its reader).
+_read_once: dict[str, str] = {}
+
+
 def read_text(path: str) -> str:
-    """The file's text; SnapshotError naming the file when it cannot be read."""
+    """The file's text (a leading UTF-8 byte-order mark dropped); SnapshotError naming the file
+    when it cannot be read. A pipe's text is kept, so a second read of the same path gets it too."""
+    if path in _read_once:
+        return _read_once[path]
     try:
         with open(path, "rb") as fh:  # at most the limit (a device such as /dev/zero never ends)
             data = fh.read(limit(Size.BYTES) + 1)
+            piped = stat.S_ISFIFO(os.fstat(fh.fileno()).st_mode)
         if len(data) > limit(Size.BYTES):
             raise SnapshotError(path, None, f"more than {limit(Size.BYTES)} bytes (raise it with --limit bytes=N)")
-        return data.decode("utf-8")
+        text = data.decode("utf-8-sig")
+        if piped:
+            _read_once[path] = text
+        return text
     except FileNotFoundError:
         raise SnapshotError(path, None, "no such file") from None
     except OSError as e:

@@ -86,6 +86,17 @@ class Row(NamedTuple):
             raise self.error(column, message(Size.INSTANCES, int(x)))
         return int(x)
 
+    def identifier(self, column: str) -> int:
+        """A non-negative integer id, read exactly: every digit kept (above 2⁵³ too, where a float
+        would merge neighbouring ids into a false duplicate); ``"2.0"`` is read as 2."""
+        v = self.text(column)
+        if v.isascii() and v.isdigit():
+            return int(v)
+        x = self.number(column)
+        if x < 0 or x != int(x) or x >= 2 ** 53:  # a float form above 2⁵³ has lost digits already
+            raise self.error(column, f"not a non-negative integer: {v!r}")
+        return int(x)
+
     def timestamp(self, column: str) -> float:
         """Seconds since the epoch of an ISO date-time (naive times are read as UTC)."""
         v = self.text(column)
@@ -506,7 +517,7 @@ def load_simple_csv(path: str | Path) -> Trace:
     jobs: list[TraceJob] = []
     seen: set[int] = set()
     for row in read_rows(path, SIMPLE_COLUMNS):
-        jid, g, w = row.count("job_id"), row.count("g"), row.count("w")
+        jid, g, w = row.identifier("job_id"), row.count("g"), row.count("w")
         submit, duration = row.number("submit"), row.number("duration")
         if jid in seen:
             raise row.error("job_id", f"duplicate id {jid}")

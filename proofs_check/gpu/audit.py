@@ -217,9 +217,13 @@ def detect_format(path: str) -> str:
     if path.lower().endswith(".csv"):
         return "bindings"
     try:
-        with Path(path).open(encoding="utf-8") as f:
-            first = next((line for line in f if line.strip() and not line.lstrip().startswith("#")), "")
-    except (OSError, UnicodeDecodeError):
+        if Path(path).is_file():
+            with Path(path).open(encoding="utf-8-sig") as f:
+                first = next((line for line in f if line.strip() and not line.lstrip().startswith("#")), "")
+        else:  # a pipe (``<(cat log)``) is read once: read_text keeps its text for the reader
+            first = next((line for line in read_text(path).splitlines()
+                          if line.strip() and not line.lstrip().startswith("#")), "")
+    except (OSError, UnicodeDecodeError, SnapshotError):
         return "snapshot"  # the snapshot reader names the file and what is wrong with it
     try:
         record = json.loads(first)
@@ -239,9 +243,9 @@ def _first_value(path: str) -> Any:
     """The first JSON value of a file whose first line is not JSON on its own (kubectl's
     pretty-printed ``-o json`` output, a snapshot written with indentation); None if none."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_text(path)
         return json.JSONDecoder().raw_decode(text, len(text) - len(text.lstrip()))[0]
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+    except (SnapshotError, json.JSONDecodeError, RecursionError):
         return None
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from heuristics.gpu.snapshot import SnapshotError, read_text
 from proofs_check.gpu.audit_tally import AuditError, Cluster
 from proofs_check.gpu.k8s_events import K8sOptions, documents, is_kubernetes, read_nodes
 from proofs_check.gpu.tabular import as_int, as_name, records
@@ -67,9 +68,8 @@ def resolve_node(cluster: Cluster, value: Any, where: str, field: str) -> int | 
 def _is_node_document(path: str) -> bool:
     """A JSON file whose first value is a Kubernetes object or list (kubectl output)."""
     try:
-        with open(path, encoding="utf-8") as f:
-            head = f.read(1).strip() or f.read(64).lstrip()[:1]
-    except (OSError, UnicodeDecodeError):
+        head = read_text(path).lstrip()[:1]  # a pipe's text is kept for the reader that follows
+    except SnapshotError:
         return False
     if head != "{":
         return False
