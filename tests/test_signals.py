@@ -264,6 +264,17 @@ def test_admit_stops_its_solve_on_a_signal_and_exits_130(solver, monkeypatch, ca
     assert err.startswith("admit: interrupted (SIGINT); the solver was stopped") and err.count("\n") == 1
 
 
+def test_a_signal_after_the_report_does_not_change_the_exit_code():
+    """A second Ctrl-C landing after the report was written (while the interpreter shuts down,
+    where Python restores the default action) used to end the program with 130 after a report
+    that said 1: once the body returned, the program ignores SIGINT/SIGTERM."""
+    code = ("import os, signal, sys; sys.argv[0] = 'verify'; import proofs_check.cli; "
+            "from proofs_check.cli.common import run; rc = run('verify', lambda: 1); "
+            "os.kill(os.getpid(), signal.SIGINT); os.kill(os.getpid(), signal.SIGTERM); sys.exit(rc)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1 and proc.stderr == ""
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl")
 def test_worker_init_arms_the_parent_death_signal():
     code = ("import ctypes,os,sys; from proofs_check.core.children import worker_init; worker_init();"

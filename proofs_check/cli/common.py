@@ -45,6 +45,7 @@ from typing import Any, Callable, Iterator, NoReturn, TypeVar
 from heuristics.gpu.snapshot import SnapshotError
 from heuristics.gpu.trace import TraceError
 from heuristics.limits import LimitError
+from proofs_check.core import interrupt
 from proofs_check.core.atomic import replace_atomic, write_atomic
 from proofs_check.core.engine import EngineError
 from proofs_check.core.trace import RecordError
@@ -234,7 +235,9 @@ def run(prog: str, body: Callable[[], int], usage_errors: tuple[type[Exception],
     bug report, write the traceback to a file (:func:`crash_report`) and return 70."""
     caught: tuple[type[Exception], ...] = (UsageError, *PATH_ERRORS, *INPUT_ERRORS, *usage_errors)
     try:
-        return body()
+        code = body()
+        interrupt.ignore_from_now()  # the report is written: a late signal cannot change its exit code
+        return code
     except BrokenPipeError:  # the reader went away (`verify … | head`): no traceback, and the
         # shell's code for a write to a closed pipe (128 + SIGPIPE), since the verdict was not all written
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -53,15 +53,22 @@ class Stop:
         return EXIT_INCONCLUSIVE if self.signal == OUT_OF_MEMORY else EXIT_INTERRUPTED
 
 
+def watch_solvers() -> None:
+    """From now on a SIGINT/SIGTERM stops every CP-SAT and HiGHS solve in progress (and later ones
+    return at once, unproven), and no solver installs its own SIGINT handler (CP-SAT's would leave
+    SIGINT at its default, so a later Ctrl-C would kill the program without its report)."""
+    if not _registered:
+        interrupt.on_signal(stopping.stop_all)
+        _registered.append(True)
+    stopping.watch()
+
+
 @contextmanager
 def interruptible(armed: bool = True) -> Iterator[Stop]:
     """Run the block under SIGINT/SIGTERM handling; an interrupt ends the block (not the program)
     and is recorded in the yielded :class:`Stop`. ``armed=False``: the block is not abandoned,
     only its solver calls are stopped (they return unproven), so it ends with what it has."""
-    if not _registered:
-        interrupt.on_signal(stopping.stop_all)
-        _registered.append(True)
-    stopping.watch()
+    watch_solvers()
     stop = Stop()
     try:
         with interrupt.handling():

@@ -82,6 +82,16 @@ def install_early(prog: str) -> None:
             signal.signal(s, _early)
 
 
+def ignore_from_now() -> None:
+    """In a program's own process (:func:`install_early` ran), once its report is written and its
+    exit code decided: ignore SIGINT/SIGTERM, so a late signal (a second Ctrl-C while the
+    interpreter shuts down, when Python has put the default action back) cannot turn the exit
+    code into 130 after a report that says otherwise."""
+    if _state["prog"] and threading.current_thread() is threading.main_thread():
+        for s in SIGNALS:
+            signal.signal(s, signal.SIG_IGN)
+
+
 def on_signal(callback: Callable[[], None]) -> None:
     """Run ``callback`` from a watcher thread as soon as a signal arrives during :func:`handling`
     (even while the main thread is inside C code); registered for the rest of the process."""
