@@ -95,7 +95,7 @@ def time_scheduler(proto: Compass, work: list[tuple[AbsView, list[Event]]]) -> d
                 pol.trial()
                 if apply_event(pol, ev).ok and view:
                     pol.view_after(s)
-                pol.rollback(s)
+                pol.rollback()
 
     rebuilt = _timed(lambda: built_per_transition(False))
     return {"with_state": _timed(built_per_state),
@@ -112,7 +112,7 @@ def successors(proto: Compass, work: list[tuple[AbsView, list[Event]]]) -> list[
             pol.trial()
             if apply_event(pol, ev).ok:
                 out.append(pol.view_after(s))
-            pol.rollback(s)
+            pol.rollback()
     return out
 
 

@@ -321,7 +321,7 @@ def test_trial_rollback_is_a_rebuild(variant, n):
             assert got == want
             assert base.view_after(view) == fresh.abs_view()
             assert base.instance_counts() == fresh.instance_counts()
-            base.rollback(view)
+            base.rollback()
             assert _internals(base) == _internals(Compass(n, variant=variant).with_state(view))
 
     run()

@@ -301,8 +301,8 @@ def test_a_broken_apply_and_undo_is_refused_and_the_run_rebuilds(monkeypatch: py
     right = run_flat([FLAT["thm1.slotted"]], b, factory=factory)
     rollback = Compass.rollback
 
-    def forgetful(self: Compass, view: Any) -> None:
-        rollback(self, view)
+    def forgetful(self: Compass) -> None:
+        rollback(self)
         self.jobs = {}
 
     monkeypatch.setattr(Compass, "rollback", forgetful)

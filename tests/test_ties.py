@@ -58,7 +58,7 @@ def _walk(rng: random.Random, n: int, depth: int, bounds: EventBounds, chooser: 
         pol.trial()  # inside a trial an operator failure is an outcome, and rollback undoes it
         res = apply_event(pol, ev)
         if not res.ok:
-            pol.rollback(view)
+            pol.rollback()
             continue
         views.append(canonical(pol.abs_view()))
     return views

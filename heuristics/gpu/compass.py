@@ -149,10 +149,6 @@ class _Unit:
         self.job, self.node, self.slot = job, node, slot
 
 
-def _node_of(m: _Slot | _Unit) -> int:
-    return m.node
-
-
 @mypyc_attr(allow_interpreted_subclasses=True)
 class _MinIndex:
     """Node ids bucketed by an integer key, each bucket a sorted list updated in place.
@@ -194,8 +190,12 @@ class _MinIndex:
 
     def count(self, keys: Iterable[int]) -> int:
         """Nodes whose key is one of ``keys``."""
-        buckets = self._buckets
-        return sum(len(buckets[k]) for k in keys if k in buckets)
+        buckets, total = self._buckets, 0
+        for k in keys:  # a loop, not a generator: this runs on every Compact pass
+            b = buckets.get(k)
+            if b:
+                total += len(b)
+        return total
 
     def lowest(self, k: int) -> int | None:
         b = self._buckets.get(k)
@@ -235,6 +235,7 @@ class Compass:
         self.members: dict[int, list[_Slot | _Unit]] = {}
         self._counts = [0] * (self.capacity + 1)
         self._touched: set[int] | None = None  # nodes changed since ``trial()`` (None: not recording)
+        self._log: dict[int, tuple[str, list[_Unit], list[tuple[_Slot, list[_Unit]]]]] | None = None
         self.ties: Chooser | None = None  # None: every tie to the lowest index (the readings above)
         self._saved: tuple[dict[int, Job], list[int], dict[int, list[_Slot | _Unit]]] = ({}, [], {})
         self._partial = 0
@@ -344,19 +345,29 @@ class Compass:
 
     # ----------------------------------------------------------------- apply and undo (the explorer)
     # The explorer applies every event of a state to ONE scheduler built from that state
-    # (``with_state(view)``) and undoes it, instead of rebuilding the scheduler per event:
-    # ``trial()`` starts recording which nodes an event changes (every change of a node's
-    # contents is followed by ``_touch`` of that node), ``view_after(view)`` reads the new state
-    # rebuilding only those nodes' views, and ``rollback(view)`` rebuilds only those nodes (and
-    # the job lists) from ``view``. Afterwards the scheduler behaves exactly as
-    # ``with_state(view)`` does: same containers in the same order, same jobs, same counts and
-    # index keys (``tests/test_compass.py`` checks it against a rebuild after random events).
+    # (``with_state(view)``) and undoes it, instead of rebuilding the scheduler per event.
+    # ``trial()`` starts a change log: before an operator first changes a node's contents it
+    # records the node's kind, its pool list and each slot with its filler list (``_save``), and
+    # every change is followed by ``_touch`` of that node. ``view_after(view)`` reads the new
+    # state rebuilding only the touched nodes' views; ``rollback()`` puts the recorded lists and
+    # every recorded object's place back (objects an arrival made are dropped) and re-indexes the
+    # touched nodes. Afterwards the scheduler is the one it was: the same objects in the same
+    # containers, jobs, counts and index keys (``tests/test_compass.py`` checks it against a
+    # rebuild after random events).
     def trial(self) -> None:
         """Start an event that ``rollback`` will undo (a refused or failed event changes nothing)."""
         self._touched = set()
+        self._log = {}
         # An event only adds a job's list (arrival) or deletes one (departure), never changes a
         # list in place: a shallow copy restores the keys, their order and the untouched lists.
         self._saved = (dict(self.jobs), list(self._counts), dict(self.members))
+
+    def _save(self, n: int) -> None:
+        """Record node ``n``'s contents before its first change in a trial (see above)."""
+        log = self._log
+        if log is None or n in log:
+            return
+        log[n] = (self.kind[n], list(self.pool[n]), [(s, list(s.fillers)) for s in self.slots[n]])
 
     def view_after(self, view: AbsView) -> AbsView:
         """``abs_view()`` during a trial started from ``view`` (this scheduler's ``with_state(view)``,
@@ -369,37 +380,23 @@ class Compass:
             nodes[n] = self._node_view(n)
         return AbsView(self.capacity, tuple(nodes))
 
-    def rollback(self, view: AbsView) -> None:
-        """Undo everything since ``trial()``: back to ``view``, the state the trial started from."""
+    def rollback(self) -> None:
+        """Undo everything since ``trial()``: back to the state the trial started from."""
         touched, self._touched = self._touched, None
-        if touched is None:
+        log, self._log = self._log, None
+        if touched is None or log is None:
             raise RuntimeError("rollback without trial")
-        self.jobs, self._counts, members = self._saved
-        self.members = members
-        fresh: dict[int, list[_Slot | _Unit]] = {}  # the rebuilt objects per job, in node order
-        for n in sorted(touched):
-            nd = view.nodes[n]
-            self.kind[n] = nd.kind
-            pool = self.pool[n] = [_Unit(j, n) for j in nd.pool]
+        self.jobs, self._counts, self.members = self._saved
+        for n, (kind, pool, slots) in log.items():
+            self.kind[n] = kind
+            self.pool[n] = pool
             for u in pool:
-                fresh.setdefault(u.job, []).append(u)
-            slots = []
-            for sv in nd.slots:
-                s = _Slot(sv.width, sv.anchor_job, sv.anchor_g, n)
-                fresh.setdefault(s.job, []).append(s)
-                fillers = s.fillers = [_Unit(j, n, s) for j in sv.fillers]
-                for u in fillers:
-                    fresh.setdefault(u.job, []).append(u)
-                slots.append(s)
-            self.slots[n] = slots
-        # A job with an instance on a touched node: its instances elsewhere are the objects it
-        # had (a move touches both nodes), merged with the rebuilt ones in with_state's order
-        # (by node; within a node the rebuild's order), which a stable sort by node keeps.
-        for j, made in fresh.items():
-            kept = [m for m in members.get(j, ()) if m.node not in touched]
-            if kept:
-                made = sorted(kept + made, key=_node_of)
-            members[j] = made
+                u.node, u.slot = n, None
+            self.slots[n] = [sl for sl, _ in slots]
+            for sl, fillers in slots:
+                sl.node, sl.fillers = n, fillers
+                for f in fillers:
+                    f.node, f.slot = n, sl
         for n in touched:
             self._touch(n)
 
@@ -619,6 +616,7 @@ class Compass:
         """
         if self.kind[n] not in (EMPTY, BLOCKED):
             raise ValueError(f"node {n} is {self.kind[n]}, only an empty node can be blocked")
+        self._save(n)
         self.kind[n] = BLOCKED if blocked else EMPTY
         self._touch(n)
 
@@ -641,7 +639,9 @@ class Compass:
             n = self._empty.lowest(0)
             if n is None:
                 raise OperatorFailure(f"no slotted node with {w} unprofiled GPUs and no empty node")
+            self._save(n)
             self.kind[n] = SLOTTED
+        self._save(n)
         s = _Slot(w, job, g, n)
         self.slots[n].append(s)
         self._add_member(job, s)
@@ -677,6 +677,7 @@ class Compass:
             src = self._filler_source()
             if src is None:
                 break
+            self._save(src)
             pool = self.pool[src]
             u = pool.pop(0) if self.ties is None else self._pick_unit(pool, "filler draw: which pool instance")
             self._touch(src)
@@ -740,17 +741,20 @@ class Compass:
             self._to_pool(u, dest)
 
     def _attach(self, u: _Unit, s: _Slot) -> None:
+        self._save(s.node)
         u.slot, u.node = s, s.node
         s.fillers.append(u)
         self._touch(s.node)
 
     def _to_pool(self, u: _Unit, n: int) -> None:
+        self._save(n)
         self.kind[n] = POOL
         u.slot, u.node = None, n
         self.pool[n].append(u)
         self._touch(n)
 
     def _detach(self, u: _Unit) -> None:
+        self._save(u.node)
         if u.slot is not None:
             u.slot.fillers.remove(u)
         else:
@@ -779,6 +783,7 @@ class Compass:
             self._detach(f)
             self._install_unit(f, d)
             moves.append(Migration(f.job, 1, s.node, f.node, "filler-return"))
+        self._save(s.node)
         self.slots[s.node].remove(s)
         self._touch(s.node)
         return moves
@@ -787,6 +792,7 @@ class Compass:
         src, fillers = s.node, list(s.fillers)
         for f in fillers:
             self._detach(f)
+        self._save(src)
         self.slots[src].remove(s)
         self._touch(src)
         moves = []
@@ -943,6 +949,8 @@ class Compass:
             self._detach(x)
             self._to_pool(x, dst)
             return [Migration(x.job, 1, src, dst, kind)]
+        self._save(src)
+        self._save(dst)
         self.slots[src].remove(x)
         self.slots[dst].append(x)
         x.node = dst

@@ -414,7 +414,7 @@ class K1Model:
         with answering(f, ties):
             rf = apply_event(f, a)
         if ties is not None and not rf.ok:
-            f.rollback(s)
+            f.rollback()
         same = None if ties is None else Script(ties.taken())
         with answering(h, same):
             rh = apply_event(h, a)

@@ -184,7 +184,7 @@ class PolicyModel:
             st.memo["counts"] = pol.instance_counts()  # n_1..n_G, maintained by the scheduler
             return st
         finally:
-            pol.rollback(s)
+            pol.rollback()
 
     def representative(self, s: FlatState) -> FlatState:
         return self.canon(s)
