@@ -1,6 +1,6 @@
 """Explorer speed, side by side: this tree against the explorer of commit e0bcca7 (issue 16).
 
-    python benchmarks/bench_explorer.py [--ref e0bcca7] [--cases pool5,thm1n6] [--workers 1,2]
+    python benchmarks/bench_explorer.py [--ref e0bcca7] [--cases pool5,thm1n6] [--workers 1,2] [--compiled]
 
 The reference is built from the git history into a temporary directory (``git archive``, removed
 at the end) and run there as ``python -m proofs_check.cli …`` (the old CLI
@@ -13,9 +13,11 @@ one after the other, on the same bounds:
   --max-jobs 5 --max-w 8``: 204,815 distinct states, where the peak memory per million states
   is no longer dominated by the interpreter's base
 
-each serial and with ``--workers 2``. Printed per run: wall time, distinct states (summed over the
+each serial and with ``--workers 2``. With ``--compiled`` this tree also runs as the opt-in compiled
+build (``PROOFS_CHECK_COMPILE=1``, setup.py), made in a temporary copy in the same run. Printed per
+run: wall time, distinct states (summed over the
 report's exploration rows), distinct states per second, the speed-up (reference wall / this
-tree's wall), the child's peak resident memory (``resource`` ru_maxrss of the child, via
+tree's wall; "cpu ×": the same for CPU seconds, steadier on a loaded machine), the child's peak resident memory (``resource`` ru_maxrss of the child, via
 ``os.wait4``; with ``--workers`` the largest of the child and its reaped workers) and that peak per
 million distinct states. "same" says whether the two reports agree on every verdict line and every
 exploration row (N, distinct, generated, depth, at-bound, queue, refused, failures, pruned).
@@ -53,6 +55,7 @@ VERDICT = re.compile(r"^(\S+): ([A-Z]+)\b")
 @dataclass
 class Run:
     wall: float
+    cpu: float  # user + system seconds of the child and the workers it reaped
     rc: int
     maxrss_kib: int
     rows: list[tuple[str, ...]]
@@ -73,7 +76,31 @@ def run(cmd: list[str], cwd: Path) -> Run:
     proc.returncode = os.waitstatus_to_exitcode(status)
     rows = [m.groups() for m in map(ROW.match, out.splitlines()) if m]
     verdicts = [m.groups() for m in map(VERDICT.match, out.splitlines()) if m and m.group(1) != "summary"]
-    return Run(wall, proc.returncode, usage.ru_maxrss, rows, verdicts)
+    return Run(wall, usage.ru_utime + usage.ru_stime, proc.returncode, usage.ru_maxrss, rows, verdicts)
+
+
+@contextmanager
+def compiled_tree() -> Iterator[Path]:
+    """This working tree copied to a temporary directory and compiled there with mypyc (the
+    checkout stays pure); removed afterwards."""
+    tmp = Path(tempfile.mkdtemp(prefix="bench_explorer_compiled_"))
+    try:
+        files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, check=True,
+                               capture_output=True).stdout
+        tar = subprocess.run(["tar", "-c", "--null", "-T", "-", "-f", "-"], cwd=ROOT, input=files, check=True,
+                             capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(tmp)], input=tar, check=True)
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--inplace"], cwd=tmp, check=True,
+                       capture_output=True, env={**os.environ, "PROOFS_CHECK_COMPILE": "1"})
+        status = subprocess.run([sys.executable, "-c", "from heuristics import compiled; print(compiled.status())"],
+                                cwd=tmp, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(tmp)})
+        print(f"compiled build: {status.stdout.strip()} in {tmp} ({time.perf_counter() - t0:.0f} s to build)")
+        if not status.stdout.startswith("compiled"):
+            raise SystemExit(f"bench_explorer: the compiled build did not load: {status.stdout}{status.stderr}")
+        yield tmp
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 @contextmanager
@@ -98,28 +125,38 @@ def main() -> None:
     ap.add_argument("--ref", default="e0bcca7", help="the reference commit (default e0bcca7)")
     ap.add_argument("--cases", default=",".join(DEFAULT_CASES), help=f"comma-separated, from {', '.join(CASES)}")
     ap.add_argument("--workers", default="1,2", help="worker counts to run (1 = serial)")
+    ap.add_argument("--compiled", action="store_true", help="also run this tree compiled with mypyc (needs a C "
+                    "compiler and mypy; about a minute to build)")
     a = ap.parse_args()
     with reference_tree(a.ref, "bench_explorer_") as ref:
-        compare(ref, a)
+        if a.compiled:
+            with compiled_tree() as comp:
+                compare(ref, a, comp)
+        else:
+            compare(ref, a, None)
     print("MiB/M = peak resident MiB per million distinct states (includes the interpreter's ~100 MiB base)")
 
 
-def compare(ref: Path, a: argparse.Namespace) -> None:
-    print(f"{'case':<7} {'mode':<9} {'ref s':>8} {'new s':>8} {'speed-up':>8} {'distinct':>9} "
-          f"{'ref st/s':>9} {'new st/s':>9} {'ref MiB':>8} {'new MiB':>8} {'ref MiB/M':>9} {'new MiB/M':>9} same")
+def compare(ref: Path, a: argparse.Namespace, comp: Path | None) -> None:
+    """One row per case, mode and build ("pure" = this tree, "compiled" = its mypyc build)."""
+    print(f"{'case':<7} {'mode':<9} {'build':<8} {'ref s':>8} {'new s':>8} {'speed-up':>8} {'distinct':>9} "
+          f"{'ref st/s':>9} {'new st/s':>9} {'cpu ×':>6} {'ref MiB':>8} {'new MiB':>8} {'ref MiB/M':>9} {'new MiB/M':>9} same")
     for case in a.cases.split(","):
         for k in (int(x) for x in a.workers.split(",")):
             extra = ["--quiet"] + ([] if k == 1 else ["--workers", str(k)])
             old = run([sys.executable, "-m", "proofs_check.cli", *CASES[case], *extra], ref)
-            new = run([sys.executable, "-m", "proofs_check.cli.verify", *CASES[case], *extra], ROOT)
-            same = agree(old, new)
-            d = new.distinct
-            mode = "serial" if k == 1 else f"workers {k}"
-            print(f"{case:<7} {mode:<9} {old.wall:>8.1f} {new.wall:>8.1f} {old.wall / new.wall:>7.1f}x {d:>9,} "
-                  f"{old.distinct / old.wall:>9,.0f} {d / new.wall:>9,.0f} {old.maxrss_kib / 1024:>8.0f} "
-                  f"{new.maxrss_kib / 1024:>8.0f} {old.maxrss_kib / 1024 / (old.distinct / 1e6):>9,.0f} "
-                  f"{new.maxrss_kib / 1024 / (d / 1e6):>9,.0f} {'yes' if same else 'NO'}", flush=True)
-            show_difference(old, new)
+            builds = [("pure", ROOT)] + ([("compiled", comp)] if comp is not None else [])
+            for build, tree in builds:
+                new = run([sys.executable, "-m", "proofs_check.cli.verify", *CASES[case], *extra], tree)
+                same = agree(old, new)
+                d = new.distinct
+                mode = "serial" if k == 1 else f"workers {k}"
+                print(f"{case:<7} {mode:<9} {build:<8} {old.wall:>8.1f} {new.wall:>8.1f} {old.wall / new.wall:>7.1f}x "
+                      f"{d:>9,} {old.distinct / old.wall:>9,.0f} {d / new.wall:>9,.0f} {old.cpu / new.cpu:>5.1f}x "
+                      f"{old.maxrss_kib / 1024:>8.0f} "
+                      f"{new.maxrss_kib / 1024:>8.0f} {old.maxrss_kib / 1024 / (old.distinct / 1e6):>9,.0f} "
+                      f"{new.maxrss_kib / 1024 / (d / 1e6):>9,.0f} {'yes' if same else 'NO'}", flush=True)
+                show_difference(old, new)
 
 
 def agree(old: Run, new: Run) -> bool:
