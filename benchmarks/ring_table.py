@@ -49,6 +49,7 @@ from heuristics.rack.ring_baselines import PAPER_POLICIES, RackPolicy, make_ring
 from heuristics.rack.ring_exact_choice import RingExactChoice
 from heuristics.rack.ringstitch import RingStitch
 from oracle.rack.rack_subset import MAX_RACKS, min_racks
+from proofs_check.figstyle import mean_ci, wilson
 from proofs_check.rack.ring_choice import SourceTally, exhaustive_instances, rate_on, sampled_instances
 
 METRICS = SimResult.METRICS
@@ -58,36 +59,6 @@ EXACT = RingExactChoice.name
 
 
 # --- statistics ---------------------------------------------------------------------------------
-
-def t975(df: int) -> float:
-    """Two-sided 95 % Student-t quantile: Cornish–Fisher expansion around z = 1.96 (error
-    < 0.002 for df ≥ 4; exact values for the smallest df)."""
-    small = {1: 12.706, 2: 4.303, 3: 3.182}
-    if df in small:
-        return small[df]
-    z = 1.959964
-    return (z + (z ** 3 + z) / (4 * df) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * df ** 2)
-            + (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / (384 * df ** 3))
-
-
-def mean_ci(values: Sequence[float]) -> tuple[float, float, int]:
-    """(mean, 95 % CI half-width, n) over the non-NaN values; half-width NaN below two values."""
-    ok = [v for v in values if not math.isnan(v)]
-    if not ok:
-        return float("nan"), float("nan"), 0
-    if len(ok) < 2:
-        return ok[0], float("nan"), 1
-    return statistics.fmean(ok), t975(len(ok) - 1) * statistics.stdev(ok) / math.sqrt(len(ok)), len(ok)
-
-
-def wilson(k: int, n: int) -> tuple[float, float]:
-    """95 % Wilson score interval of a proportion k / n."""
-    if n == 0:
-        return float("nan"), float("nan")
-    z, p = 1.959964, k / n
-    mid, half = p + z * z / (2 * n), z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return (mid - half) / (1 + z * z / n), (mid + half) / (1 + z * z / n)
-
 
 def fmt(mean: float, half: float, scale: float = 1.0) -> str:
     if math.isnan(mean):

@@ -122,7 +122,8 @@ def test_plot_records_numbers_the_files_in_report_order_and_names_the_skipped(tm
     done = plot_records(some, tmp_path)
     assert [p.name for p in done.written] == ["01-prop3.tight.png", "02-alg2.nowcc.png"]
     assert done.skipped == (Skipped("ring-choice", done.skipped[0].reason),)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["01-prop3.tight.png", "02-alg2.nowcc.png"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["01-prop3.tight.png", "01-prop3.tight.svg",
+                                                          "02-alg2.nowcc.png", "02-alg2.nowcc.svg"]
 
 
 def test_a_slotted_compass_row_marks_its_slots_and_pool():
@@ -211,3 +212,18 @@ def test_verify_all_max_nodes_3_plot_end_to_end(tmp_path):
     assert "plot: no figure for ring-choice: " in proc.stdout
     pngs = sorted((tmp_path / "p").glob("*.png"))
     assert len(pngs) == 21 and all(p.read_bytes()[:8] == PNG for p in pngs)
+
+
+def test_hierarchical_rows_keep_the_domain_order_of_the_row_above():
+    """The canonical form may list a row's domains in another order: drawn, they keep the
+    previous row's order (a reordering is not a migration)."""
+    from proofs_check.gpu.trace_plot import Row, Strip, stable_order
+
+    a = Strip("x", ("J0",) * 8, group=0)
+    b = Strip("y", ("J1",) * 4 + (None,) * 4, group=1)
+    empty = Strip("z", (None,) * 8, group=1)
+    rows = (Row("+J0", (a._replace(group=0), empty._replace(group=1)), ""),
+            Row("+J1", (b._replace(group=0), a._replace(group=1)), ""))  # canonical: J1's domain first
+    drawn = stable_order(rows)
+    assert [s.cells[0] for s in drawn[1].strips] == ["J0", "J1"]
+    assert [s.label for s in drawn[1].strips] == ["D0.P0", "D1.P0"]

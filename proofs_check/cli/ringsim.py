@@ -29,6 +29,7 @@ from proofs_check.cli.common import (EXIT_OK, UsageError, make_parser, output_di
 from proofs_check.cli.interruptible import interruptible
 from proofs_check.cli.limit_option import add_limit_option
 from proofs_check.cli.plots import save_figure
+from proofs_check.figstyle import dodge, mean_ci, styles
 from proofs_check.core.engine import Engine
 
 PROG = "ringsim"
@@ -123,26 +124,53 @@ def write_csv(rows: Sequence[Row], path: Path) -> None:
     replace_output(path, fill)
 
 
+# Axis label and scale of each metric (SimResult: utilisation and blocking are fractions, waits in
+# hours, ring cost in torus hops).
+LABELS = {"utilisation": ("chip utilisation (% of chips busy)", 100.0),
+          "blocking": ("blocking (% of requested chip-hours)", 100.0),
+          "mean_wait": ("mean wait (h)", 1.0), "p95_wait": ("P95 wait (h)", 1.0),
+          "mean_ring_cost": ("mean ring cost of cross-rack jobs (hops)", 1.0)}
+
+
 def plot_metrics(rows: Sequence[Row], schedulers: Sequence[str], out: Path) -> list[Path]:
-    """One PNG per metric: mean over seeds vs load, a panel per workload, a line per scheduler."""
+    """One figure per metric (PNG + SVG): mean over seeds ± 95 % CI against the offered load, a
+    panel per workload, a series per scheduler; x positions dodged so equal series (RingStitch,
+    Capacity-only and Network-unaware BF share utilisation, blocking and waits by construction)
+    stay visible side by side."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    table = mean_table(rows)
-    workloads = sorted({k[0] for k in table})
+    values: dict[tuple[str, float, str, str], list[float]] = {}
+    for r in rows:
+        values.setdefault((r.workload, r.load, r.scheduler, r.metric), []).append(r.value)
+    workloads = sorted({r.workload for r in rows})
+    loads = sorted({r.load for r in rows})
+    seeds = len({r.seed for r in rows})
+    st = styles(list(schedulers))
+    span = 100 * 0.04 * ((loads[-1] - loads[0]) if len(loads) > 1 else 0.25)
     paths = []
     for m in METRICS:
-        fig, axes = plt.subplots(1, len(workloads), figsize=(4 * len(workloads), 3.4), squeeze=False)
+        label, scale = LABELS[m]
+        fig, axes = plt.subplots(1, len(workloads), figsize=(4.2 * len(workloads), 3.8), squeeze=False)
         for ax, wl in zip(axes[0], workloads):
-            for s in schedulers:
-                pts = sorted((k[1], v[m][0]) for k, v in table.items() if k[0] == wl and k[2] == s)
-                if pts:
-                    ax.plot([p[0] * 100 for p in pts], [p[1] for p in pts], marker="o", label=s)
-            ax.set_title(f"workload {wl}")
-            ax.set_xlabel("offered load %")
-            ax.set_ylabel(m)
-        axes[0][-1].legend(fontsize=7)
+            for i, s in enumerate(schedulers):
+                cis = [(x, *mean_ci(values.get((wl, x, s, m), []))) for x in loads]
+                pts = [(x, mean, half) for x, mean, half, n in cis if n]
+                if not pts:
+                    continue
+                off = dodge(i, len(schedulers), span)
+                ax.errorbar([100 * x + off for x, _, _ in pts], [mean * scale for _, mean, _ in pts],
+                            yerr=[0.0 if math.isnan(h) else h * scale for _, _, h in pts], label=s, capsize=2,
+                            lw=1, ms=4, **st[s].kwargs())
+            ax.set_title(f"workload {wl}", fontsize=9)
+            ax.set_xlabel("offered load (% of cluster chips)")
+            ax.set_ylabel(label, fontsize=8)
+            ax.grid(lw=0.3)
+        fig.suptitle(f"{label} against offered load — {seeds} seed(s), mean ± 95 % CI; "
+                     "x dodged so that equal series stay visible", fontsize=9)
+        fig.legend(*axes[0][0].get_legend_handles_labels(), loc="lower center", ncol=6, fontsize=7, frameon=False)
+        fig.tight_layout(rect=(0, 0.14, 1, 0.94))
         paths.append(save_figure(fig, out / f"{m}.png"))
     return paths
 

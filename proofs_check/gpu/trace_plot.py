@@ -13,12 +13,19 @@ What each record kind becomes:
   as above; an event that was not applied (refused, operator failure) is a red row;
 - hierarchical ``trace`` (model ``hier``, Appendix D): each 8-GPU panel a strip, labelled
   ``D<domain>.P<panel>``, multi-panel instances over whole panels, the GPU-level Φπ, Φ★, SIF
-  (over the N_p = D·K panels) per row; domains and panels are in the canonical order of each row
-  (the hierarchical canonical form keeps no stable domain names; job names are stable);
+  (over the N_p = D·K panels) per row; the hierarchical canonical form keeps no stable domain or
+  panel names, so each row's domains, and the panels inside each domain, are drawn in the order
+  that matches the row above best (:func:`stable_order`: a reordering is not a migration and is
+  not drawn as one); job names are stable;
 - ``counts`` (Appendix C formula claims): one row per packing of the count vector — the exact
   Φ★ witness and, for Algorithm 2, the algorithm's own packing — GPUs coloured by demand g;
 - anything else (RingStitch records, the flat-vs-hierarchical ``k1`` trace) is skipped with a
   stated reason, which the caller reports and counts.
+
+Colours: the Okabe–Ito palette (colour-blind safe, ``proofs_check.figstyle``), one colour per job
+(or demand) in order, near pairs told apart by a hatch; beyond 8 the colours repeat with another
+hatch pattern, so no two jobs look alike (``CELL_STYLES``).
+Written as PNG (200 dpi) with an SVG beside it.
 """
 from __future__ import annotations
 
@@ -29,8 +36,8 @@ from typing import Any, Iterable, NamedTuple
 from heuristics.gpu.abs_space import POOL, SLOTTED, AbsView, NodeView
 from heuristics.gpu.hier_abs import HierView, layout
 from heuristics.gpu.hier_cluster import G_PANEL
-from proofs_check.core.atomic import replace_atomic
 from proofs_check.core.model import Undecided
+from proofs_check.figstyle import OKABE_ITO, save_figure
 from proofs_check.core.trace import Record
 from proofs_check.gpu import policy_claims
 from proofs_check.gpu.canonical import FlatState
@@ -203,8 +210,8 @@ def _title(rec: Record, who: str) -> str:
 def _hier_picture(rec: Record) -> Picture:
     d, k, variant = int(rec["n_nodes"]), int(rec["K"]), rec.get("variant", "literal")
     model = HierModel(d, k, variant, legal_demands(k), 0, 0, bool(rec.get("wcc_trajectory")))
-    rows = tuple(_hier_row(st["event"], st["state"], st["names"], st["failure"])
-                 for st in hier_walk(model, [Event.from_json(e) for e in rec["events"]]))
+    rows = stable_order(tuple(_hier_row(st["event"], st["state"], st["names"], st["failure"])
+                              for st in hier_walk(model, [Event.from_json(e) for e in rec["events"]])))
     return Picture(_title(rec, f"hierarchical COMPASS {variant}, D={d} domains × K={k} panels"), rows, "job")
 
 
@@ -227,6 +234,51 @@ def _hier_row(event: str, view: HierView, names: dict[int, int], failure: str) -
             strip = _abs_strip(label, view.gpu.nodes[p], G_PANEL, job)
         strips.append(strip._replace(group=t.domain_of(p)))
     return Row(event, tuple(strips), _hier_text(HierFacts(view)), failure)
+
+
+def _overlap(a: Strip, b: Strip) -> int:
+    return sum(x == y and x is not None for x, y in zip(a.cells, b.cells))
+
+
+def _assign(score: list[list[int]]) -> list[int]:
+    """For each previous position i, the index of the current item it gets: pairs taken by
+    decreasing score (greedy; ties by position, then index), the rest in their original order."""
+    pairs = sorted(((-v, i, j) for i, row in enumerate(score) for j, v in enumerate(row) if v > 0))
+    given: dict[int, int] = {}
+    used: set[int] = set()
+    for _, i, j in pairs:
+        if i not in given and j not in used:
+            given[i] = j
+            used.add(j)
+    rest = iter(j for j in range(len(score[0]) if score else 0) if j not in used)
+    return [given[i] if i in given else next(rest) for i in range(len(score))] + list(rest)
+
+
+def _best_match(prev: list[Strip], cur: list[Strip]) -> list[Strip]:
+    """``cur`` reordered so that the strips most like ``prev``'s keep their positions."""
+    return [cur[j] for j in _assign([[_overlap(p, c) for c in cur] for p in prev])] if prev else cur
+
+
+def stable_order(rows: tuple[Row, ...]) -> tuple[Row, ...]:
+    """Hierarchical rows with each row's domains (strip groups), and the panels inside each, in
+    the order that best matches the row above; labels follow the drawn position (``D0.P1`` = the
+    first domain's second panel as drawn), since the canonical state names neither."""
+    out: list[Row] = []
+    for row in rows:
+        groups: dict[int, list[Strip]] = {}
+        for st in row.strips:
+            groups.setdefault(st.group, []).append(st)
+        doms = list(groups.values())
+        if out:
+            prev: dict[int, list[Strip]] = {}
+            for st in out[-1].strips:
+                prev.setdefault(st.group, []).append(st)
+            pd = list(prev.values())
+            order = _assign([[sum(_overlap(a, b) for a in x for b in y) for y in doms] for x in pd])
+            doms = [_best_match(pd[k], doms[j]) if k < len(pd) else doms[j] for k, j in enumerate(order)]
+        strips = tuple(st._replace(label=f"D{d}.P{p}", group=d) for d, dom in enumerate(doms) for p, st in enumerate(dom))
+        out.append(row._replace(strips=strips))
+    return tuple(out)
 
 
 def _hier_text(f: HierFacts) -> str:
@@ -278,7 +330,7 @@ def figure(pic: Picture) -> Any:
         _draw_row(ax, row, colours, width)
     fig.suptitle(pic.title, fontsize=9, x=0.01, ha="left")
     fig.tight_layout()
-    handles = [Patch(facecolor=c, edgecolor="black", label=name) for name, c in colours.items()]
+    handles = [Patch(facecolor=c, hatch=h, edgecolor="black", label=name) for name, (c, h) in colours.items()]
     if handles:
         fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=min(len(handles), 12),
                    fontsize=7, frameon=False, title=f"colour = {pic.legend}", title_fontsize=7)
@@ -292,24 +344,29 @@ def _row_width(row: Row) -> int:
 
 
 def save(fig: Any, path: Path) -> Path:
-    """Write (PNG, 110 dpi, atomically: a temporary .png beside ``path`` renamed over it) and close
-    ``fig``; the bounding box grows to the legend and the figures beside the rows, which lie
-    outside the axes. An OSError propagates (``verify --plot`` reports it in one line)."""
-    import matplotlib.pyplot as plt
-
-    try:
-        replace_atomic(path, lambda tmp: fig.savefig(tmp, dpi=110, bbox_inches="tight"))
-    finally:
-        plt.close(fig)
-    return path
+    """Write (PNG at 200 dpi and an SVG beside it, atomically) and close ``fig``; the bounding box
+    grows to the legend and the figures beside the rows, which lie outside the axes. An OSError
+    propagates (``verify --plot`` reports it in one line)."""
+    return save_figure(fig, path, bbox_inches="tight")
 
 
-def _colours(pic: Picture) -> dict[str, Any]:
-    import matplotlib
+# Okabe–Ito colours, the most different first; the two near pairs (blue / sky blue, orange /
+# vermillion) also differ by a hatch, and grey replaces black (grid lines stay visible).
+CELL_STYLES = ((OKABE_ITO[5], ""), (OKABE_ITO[1], ""), (OKABE_ITO[3], ""), (OKABE_ITO[7], ""),
+               (OKABE_ITO[4], ""), (OKABE_ITO[2], "//"), (OKABE_ITO[6], ".."), ("#999999", "xx"))
+HATCHES = ("", "\\\\", "++", "oo")
 
+
+def _colours(pic: Picture) -> dict[str, tuple[str, str]]:
+    """(face colour, hatch) per job or demand name, in natural order: ``CELL_STYLES``, then the
+    same colours with another hatch per further round of 8, so no two names look alike."""
     names = sorted({c for r in pic.rows for s in r.strips for c in s.cells if c is not None}, key=_natural)
-    palette = matplotlib.colormaps["tab20"]
-    return {name: palette(i % 20) for i, name in enumerate(names)}
+    out = {}
+    for i, name in enumerate(names):
+        face, hatch = CELL_STYLES[i % 8]
+        extra = HATCHES[i // 8 % len(HATCHES)]
+        out[name] = (face, hatch + extra if hatch != extra else hatch)
+    return out
 
 
 def _natural(name: str) -> tuple[str, int]:
@@ -318,7 +375,7 @@ def _natural(name: str) -> tuple[str, int]:
     return head, int(name[len(head):] or 0)
 
 
-def _draw_row(ax: Any, row: Row, colours: dict[str, Any], width: int) -> None:
+def _draw_row(ax: Any, row: Row, colours: dict[str, tuple[str, str]], width: int) -> None:
     from matplotlib.patches import Rectangle
 
     x, ticks, labels = 0, [], []
@@ -326,8 +383,8 @@ def _draw_row(ax: Any, row: Row, colours: dict[str, Any], width: int) -> None:
         if k and strip.group != row.strips[k - 1].group:
             x += DOMAIN_GAP
         for i, cell in enumerate(strip.cells):
-            ax.add_patch(Rectangle((x + i, 0), 1, 1, facecolor=colours[cell] if cell else "white",
-                                   edgecolor="0.6", linewidth=0.4))
+            face, hatch = colours[cell] if cell else ("white", "")
+            ax.add_patch(Rectangle((x + i, 0), 1, 1, facecolor=face, hatch=hatch, edgecolor="0.6", linewidth=0.4))
         for start, w in strip.units:
             ax.add_patch(Rectangle((x + start, 0), w, 1, fill=False, edgecolor="0.25", linewidth=0.8))
         for m in strip.marks:
