@@ -13,7 +13,8 @@ labelled so: the real 5-column lists are not on these machines; give their folde
 
 Per workload and seed, every scheduler runs on the same submission sequence (``--until`` × the
 cluster's GPUs requested, the list drawn again when it runs out): best-fit, FGD, CAFGD and MCG
-when registered, COMPASS (literal) on the 8-GPU partition; then the oracle's exact bound on the
+when registered, FFT and DRR (natively, migrating), COMPASS (literal) on the 8-GPU
+partition; then the oracle's exact bound on the
 whole cluster and on the partition. Printed: one table per workload (means over the seeds; the
 first-failure and unallocated shares in %); ``--out`` writes ``simulate --mode fill`` results and
 ``fill.png`` for the first seed of each workload.

@@ -50,7 +50,7 @@ def placeholder_refusal(name: str, capacities: Sequence[int], constrained: bool)
     uniform = len(set(capacities)) <= 1
     if uniform and not constrained:
         return None
-    need = "smaller nodes" if not uniform else "the nodes a model-constrained job may not use"
+    need = "the nodes a model-constrained job may not use" if constrained else "smaller nodes"
     policy = make_policy(name, 1, max(capacities))
     if not isinstance(getattr(policy, "state_key", lambda: None)(), Placement):
         return f"its state is not a placement, so it cannot take the placeholders that stand for {need}"

@@ -16,7 +16,7 @@ from heuristics.gpu.node_list import NodeList, load_node_list, uniform_node_list
 from heuristics.gpu.trace_loaders import PodList, load_openb_pods
 from proofs_check.cli.common import EXIT_OK, UsageError, output_dir, replace_output, usage_on, write_output
 
-FILL_SCHEDULERS = ("best-fit", "fgd", "cafgd", "mcg", "compass-literal")
+FILL_SCHEDULERS = ("best-fit", "fgd", "cafgd", "mcg", "compass-literal", "fft", "drr")
 
 
 def fill_cluster(a: argparse.Namespace) -> NodeList:
