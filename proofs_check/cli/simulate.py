@@ -179,7 +179,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("trace", nargs="?", help="trace file (default: the built-in generated trace)")
     p.add_argument("--generate", default=None, metavar="PROFILE[:SEED]",
                    help="without TRACE: replay the trace generated to a published profile "
-                        f"({', '.join(PROFILES)}: seeds/000 Table 1 / Table 2; heuristics.gpu.trace_gen.paper_trace), "
+                        f"({', '.join(PROFILES)}: COMPASS-ABS Table 1 / Table 2; heuristics.gpu.trace_gen.paper_trace), "
                         "trace seed SEED (default: the built-in smoke trace)")
     p.add_argument("--format", default="simple",
                    help=f"trace format: {', '.join(FORMATS)} (docs/traces.md) (default %(default)s)")

@@ -1,4 +1,4 @@
-"""`verify --policy`: the flags and selection of the policy.* claims for any scheduler (issue 14).
+"""`verify --policy`: the flags and selection of the policy.* claims for any scheduler.
 
     verify --list-policies                              # every registered name, one per line
     verify --policy best-fit                            # every policy.* claim, N ≤ 3, depth 6
