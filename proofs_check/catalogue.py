@@ -165,8 +165,8 @@ def _sampled(r: ClaimResult, opts: RunOptions) -> ClaimResult:
     counterexample (violated) or a reachability witness (holds)."""
     c = FLAT[r.claim_id]
     reachable = c.prop.expect is Expect.REACHABLE
-    if r.verdict is Verdict.VIOLATED or (reachable and r.verdict is Verdict.HOLDS):
-        return r
+    if r.verdict is Verdict.VIOLATED or (reachable and r.verdict is Verdict.HOLDS):  # nothing to add: said so
+        return replace(r, message=f"{r.message}; not sampled: the exhaustive search already decided it")
     if opts.progress is not None:
         opts.progress(f"[{c.id}] sampling {opts.random} sequences, N ≤ {opts.random_nodes}, seed {opts.seed}")
     rec, runs = sample_flat(c, opts.random, opts.seed, opts.random_nodes, opts.variant, opts.factory,

@@ -101,6 +101,16 @@ def test_holds_exit_0_and_sampling_is_reported(capsys):
     assert "no counterexample in" in out and "sampled sequences" in out
 
 
+def test_a_claim_the_search_decided_says_it_was_not_sampled(capsys):
+    """--random samples only what the exhaustive search left open; a decided claim says so."""
+    code, out, _ = run(capsys, "--claim", "prop3", "--max-nodes", "2", "--depth", "4", "--random", "3", "--quiet")
+    assert code == 1
+    lines = {line.split(":")[0]: line for line in out.splitlines() if line.startswith("prop3.")}
+    assert lines["prop3.departure"].endswith("; not sampled: the exhaustive search already decided it")
+    assert lines["prop3.tight"].startswith("prop3.tight: HOLDS") and "not sampled" in lines["prop3.tight"]
+    assert "sampled sequences" in lines["prop3.arrival"] and "not sampled" not in lines["prop3.arrival"]
+
+
 def test_sampling_finds_and_shrinks_a_violation(capsys, tmp_path):
     """With the exhaustive part too small to see it (depth 1), sampling finds the SIF violation;
     the shrunk trace replays through --replay."""
