@@ -12,6 +12,7 @@ from test_core import BAD, BIG, Counters, models, never, verdict
 from proofs_check import catalogue
 from proofs_check.cli import simulate, verify
 from proofs_check.cli.common import run
+from proofs_check.core import sampler
 from proofs_check.core.engine import Engine
 
 from proofs_check.core.model import Expect, Property
@@ -100,3 +101,10 @@ def test_out_of_memory_in_a_simulate_sweep_writes_the_runs_done_marked_incomplet
         meta = json.loads((tmp_path / "summary.json").read_text())
         assert meta["complete"] is False and meta["interrupted"] == "out of memory"
         assert [r["scheduler"] for r in meta["runs"]] == ["best-fit"]
+
+
+def test_out_of_memory_in_a_sampled_sequence_stops_the_sampling_as_a_cut():
+    """Not a Hypothesis failure to shrink: the sampling stops, "out of memory", and a claim that
+    held exhaustively is then inconclusive (catalogue: a cut sampling is never a pass)."""
+    found, runs = sampler.sample(Hungry, [3], Property("p", Expect.ALWAYS, never), 50, 0)
+    assert found is None and runs < 50 and sampler.last_stop["reason"] == sampler.OUT_OF_MEMORY

@@ -34,7 +34,8 @@ from proofs_check.core.search import Finding
 
 MAX_ACTIONS = 30
 TIME_LIMIT = "time limit"
-last_stop = {"reason": ""}  # why the last sample() ended early: TIME_LIMIT, "interrupted" or ""
+OUT_OF_MEMORY = "out of memory"  # a sequence that could not be held in memory ends the sampling
+last_stop = {"reason": ""}  # why the last sample() ended early: TIME_LIMIT, "interrupted", OUT_OF_MEMORY or ""
 
 
 @runtime_checkable
@@ -108,12 +109,21 @@ def sample(model_of: Callable[[int], StateModel[S, A]], sizes: Sequence[int], pr
                 raise _Found(str(numbers))
         target(best, label=prop.name)
 
+    def within_memory(size: int, choices: list[int], data: Any) -> None:
+        """``body``; out of memory, the sampling stops as at its deadline (not a Hypothesis failure
+        to shrink: that would need memory again)."""
+        try:
+            body(size, choices, data)
+        except MemoryError:
+            last_stop["reason"] = OUT_OF_MEMORY
+            raise _Stopped() from None
+
     sequences = {"size": st.sampled_from(list(sizes)),
                  "choices": st.lists(st.integers(0, 1 << 16), max_size=max_actions)}
     if ties:  # a separate test so that without ties the draws stay exactly those of before
-        test = given(**sequences, data=st.data())(body)
+        test = given(**sequences, data=st.data())(within_memory)
     else:
-        test = given(**sequences)(lambda size, choices: body(size, choices, None))
+        test = given(**sequences)(lambda size, choices: within_memory(size, choices, None))
     run = seed(seed_value)(settings(max_examples=runs, database=None, deadline=None, derandomize=False,
                                     print_blob=False, suppress_health_check=list(HealthCheck),
                                     phases=[Phase.generate, Phase.target, Phase.shrink],
