@@ -40,7 +40,7 @@ def test_load_and_describe(tmp_path):
     (["n0,1,1,2.5,G2"], HEADER, ":2: field 'gpu': not a non-negative integer"),
     (["n0,1,1,2,G2", "n0,1,1,2,G2"], HEADER, ":3: field 'sn': duplicate node 'n0' (first on line 2)"),
     (["n0,1,1,2,"], HEADER, ":2: field 'model': empty"),
-    (["n0,1,1,0,CPU"], HEADER, ":0: field 'gpu': no node with GPUs"),
+    (["n0,1,1,0,CPU"], HEADER, ".csv: field 'gpu': no node with GPUs"),
     (["n0,1,1,2,G2,extra"], HEADER, ":2: field 'row': row has 6 fields"),
 ])
 def test_bad_node_lists_are_one_line_errors(tmp_path, rows, header, where):

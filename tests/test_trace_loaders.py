@@ -31,7 +31,8 @@ def assert_rejects(load: Callable[[Path], object], path: Path, line: int, field:
         load(path)
     msg = str(exc.value)
     assert "\n" not in msg
-    assert msg.startswith(f"{path}:{line}: field '{field}':"), msg
+    where = str(path) if line == 0 else f"{path}:{line}"  # line 0: the file itself
+    assert msg.startswith(f"{where}: field '{field}':"), msg
     assert (exc.value.line, exc.value.field) == (line, field)
 
 

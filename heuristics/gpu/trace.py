@@ -36,7 +36,7 @@ class TraceJob(NamedTuple):
 
 class TraceError(ValueError):
     """A trace file that cannot be read as its format says. The message is one line:
-    ``<file>:<line>: field '<field>': <problem>`` (line 0 = the file itself)."""
+    ``<file>:<line>: field '<field>': <problem>`` (line 0 = the file itself: ``<file>: field …``)."""
 
     def __init__(self, path: str, line: int, field_name: str, problem: str) -> None:
         self.path = str(path)
@@ -44,7 +44,7 @@ class TraceError(ValueError):
         self.field = field_name
         self.problem = problem
         # one line whatever the file held (a quoted header or value may contain line breaks)
-        text = f"{self.path}:{line}: field '{field_name}': {problem}"
+        text = f"{self.path if line == 0 else f'{self.path}:{line}'}: field '{field_name}': {problem}"
         super().__init__(text.replace("\r", "\\r").replace("\n", "\\n"))
 
     def __reduce__(self) -> tuple[type[TraceError], tuple[str, int, str, str]]:
