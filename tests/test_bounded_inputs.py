@@ -59,7 +59,7 @@ def files(tmp_path):
     (ringsim, ["--dims", "100,100,100"], "--dims: 1000000 > the limit of 10000 racks"),
     (ringsim, ["--dims", "1.5,2,2"], "--dims: need three whole sizes"),
     (ringsim, ["--first-seed", "-5"], "--first-seed: -5 must be >= 0"),
-    (ringsim, ["--dims", "1,1,1"], "exceeds the cluster's"),
+    (ringsim, ["--dims", "1,1,1"], "jobs of 128..128 chips do not fit the cluster's 64 chips"),
     (ringsim, ["--limit", "seeds=x"], "--limit: field 'seeds'"),
     (ringsim, ["--limit", "planets=3"], "unknown size 'planets'"),
 ])

@@ -141,8 +141,8 @@ def check_workload(workload: Workload, cluster: RackCluster) -> None:
             if not 1 <= b.lo <= b.hi or b.weight <= 0:
                 raise ValueError(f"workload {workload.name} phase {i}: bad band {b}")
             if b.hi > cluster.total_chips:
-                raise ValueError(f"workload {workload.name} phase {i}: band {b} exceeds the "
-                                 f"cluster's {cluster.total_chips} chips")
+                raise ValueError(f"workload {workload.name} phase {i}: jobs of {b.lo}..{b.hi} chips do not fit "
+                                 f"the cluster's {cluster.total_chips} chips (a larger --dims or --capacity)")
     ends = [ph.until for ph in workload.phases]
     if ends != sorted(ends) or ends[-1] != 1.0 or ends[0] <= 0:
         raise ValueError(f"workload {workload.name}: phase ends {ends} must increase to 1.0")
