@@ -188,7 +188,9 @@ def test_simulate_out_naming_a_file_is_one_line(tmp_path, capsys):
     f = tmp_path / "f"
     f.write_text("keep")
     assert main([_trace(tmp_path), *SIM, "--out", str(f)]) == 2
-    assert f"cannot write {f}: not a directory" in one_line(capsys.readouterr().err) and f.read_text() == "keep"
+    out, err = capsys.readouterr()
+    assert f"cannot write {f}: not a directory" in one_line(err) and f.read_text() == "keep"
+    assert "AFR" not in out  # refused before the runs, not after them (no table)
 
 
 def test_simulate_plot_png_is_atomic(tmp_path, capsys, monkeypatch):

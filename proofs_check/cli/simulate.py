@@ -60,7 +60,7 @@ from heuristics.gpu.trace import Trace
 from heuristics.gpu.trace_gen import PROFILES, load_builtin, paper_trace
 from heuristics.gpu.trace_loaders import FORMATS, load_trace, openb_has_times, openb_job_models
 from heuristics.limits import Size, within
-from proofs_check.cli.common import (EXIT_OK, EXIT_VIOLATED, UsageError, make_parser, run, usage_on,
+from proofs_check.cli.common import (EXIT_OK, EXIT_VIOLATED, UsageError, make_parser, output_dir, run, usage_on,
                                      write_output)
 from proofs_check.cli.interruptible import interruptible
 from proofs_check.cli.limit_option import add_limit_option
@@ -500,6 +500,8 @@ def _main(argv: Sequence[str] | None) -> int:
         print(a.cluster.summary())
     for note in a.notes:
         print(f"note: {note}")
+    if a.out is not None:  # a folder that cannot be written is refused before the runs, not after them
+        output_dir(a.out)
     outcomes = run_all(runs, a)
     print_table(outcomes)
     if a.stop.signal:
