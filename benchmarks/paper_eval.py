@@ -49,6 +49,7 @@ from heuristics.gpu.sizing import cluster_size, wcc_coverage
 from heuristics.gpu.trace import Trace
 from heuristics.gpu.trace_gen import PROFILES, instance_shares, paper_trace
 from heuristics.gpu.trace_loaders import load_trace
+from proofs_check.cli.plots import nested_widths
 from proofs_check.cli.simulate import Progress, RunOutcome, RunSpec, default_schedulers, execute
 from proofs_check.figstyle import SeriesStyle, dodge, mean_ci, save_figure, styles
 
@@ -171,8 +172,8 @@ def claims(rows: Sequence[dict[str, Any]], cells: Sequence[Cell]) -> list[str]:
     """Per cell and metric: COMPASS's rank by mean, its top-1 frequency over seeds against the
     paper's baselines, and the paired difference against the strongest baseline (by mean)."""
     g = _groups(rows)
-    out = ["| cell | metric | best scheduler (mean) | compass-repaired rank of all | top-1 among paper baselines + compass (seeds) | compass − strongest baseline (paired, 95 % CI) |",
-           "|---|---|---|---|---|---|"]
+    out = ["| cell | metric | best scheduler (mean) | compass-repaired rank of all | top-1 among paper baselines + compass (seeds) | compass − strongest baseline (paired, 95 % CI) | compass − best of FFT/DRR (paired) |",
+           "|---|---|---|---|---|---|---|"]
     for cell in cells:
         mine = {s: rs for (p, e, c, s), rs in g.items() if (p, e, c) == cell}
         if COMPASS not in mine:
@@ -185,9 +186,10 @@ def claims(rows: Sequence[dict[str, Any]], cells: Sequence[Cell]) -> list[str]:
                 continue
             baselines = [s for s in ranked if s not in NOT_BASELINES]
             strongest = baselines[0] if baselines else None
+            repacker = next((s for s in ranked if s in ("fft", "drr")), None)
             by_seed = {s: {r["seed"]: r for r in rs} for s, rs in mine.items()}
             seeds = sorted(by_seed[COMPASS])
-            wins, diffs = 0, []
+            wins, diffs, rdiffs = 0, [], []
             for sd in seeds:
                 vals = {s: float(by_seed[s][sd][key]) for s in [COMPASS, *baselines] if sd in by_seed[s]
                         and (key != "ajct" or by_seed[s][sd]["status"] == "complete")}
@@ -195,13 +197,23 @@ def claims(rows: Sequence[dict[str, Any]], cells: Sequence[Cell]) -> list[str]:
                     wins += 1
                 if strongest is not None and COMPASS in vals and strongest in vals:
                     diffs.append(vals[COMPASS] - vals[strongest])
-            d = mean_ci(diffs)
+                if repacker is not None and COMPASS in vals and repacker in vals:
+                    rdiffs.append(vals[COMPASS] - vals[repacker])
+            d, rd = mean_ci(diffs), mean_ci(rdiffs)
             rank = ranked.index(COMPASS) + 1 if COMPASS in ranked else "-"
             spec = ",.0f" if key == "ajct" else ".4f"
             out.append(f"| {cell.profile} η={cell.eta:g} | {label.split(' ')[0]} | `{ranked[0]}` "
                        f"{format(means[ranked[0]], spec)} | {rank} of {len(ranked)} | {wins}/{len(seeds)} | "
-                       f"vs `{strongest}`: {_fmt(d[0], d[1], '+' + spec)} |")
+                       f"vs `{strongest}`: {_fmt(d[0], d[1], '+' + spec)} | vs `{repacker}`: {_fmt(rd[0], rd[1], '+' + spec)} |")
     return out
+
+
+def afr_bound(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """Theorem 1's consequence the paper measures (§6.1): COMPASS's AFR below 2/N, per run."""
+    mine = [r for r in rows if r["scheduler"] == COMPASS and r["cost"] == 8.0]
+    below = sum(r["afr"] <= 2 / r["n_nodes"] for r in mine)
+    worst = max((r["afr"] * r["n_nodes"] for r in mine), default=float("nan"))
+    return [f"compass-repaired AFR ≤ 2/N in {below} of {len(mine)} runs (largest N·AFR {worst:.3f})"]
 
 
 # --------------------------------------------------------------------------- the figures
@@ -237,8 +249,11 @@ def bars_figure(rows: Sequence[dict[str, Any]], cells: Sequence[Cell], title: st
                 h = 0.0 if math.isnan(h) or math.isnan(m) else h
                 lo.append(min(h, m) if key != "ajct" or m >= 0 else h)  # AFR, AGU, AJCT are ≥ 0
                 hi.append(min(h, 1 - m) if key == "agu" else h)        # AGU ≤ 1
+            for x, y in zip(xs, ys):
+                if math.isnan(y):  # no completed run (AJCT of aborted runs is undefined)
+                    ax.text(x, 0, "no run completed", rotation=90, fontsize=5, ha="center", va="bottom")
             ax.bar(xs, ys, width, yerr=[lo, hi], color=st[s].color, edgecolor="black", linewidth=0.4,
-                   hatch=("", "//", "..", "xx")[i // 8 % 4], capsize=1.5, error_kw={"elinewidth": 0.7},
+                   hatch=("", "//", "..", "xx")[i // 8 % 4], capsize=1.5, error_kw={"elinewidth": 0.7, "ecolor": "0.45"},
                    label=s)
         ax.set_ylabel(label + f"\n({better} is better)", fontsize=8)
         ax.grid(axis="y", lw=0.3)
@@ -270,12 +285,15 @@ def lines_figure(rows: Sequence[dict[str, Any]], profiles: Sequence[str], xkey: 
                 xs = [x + off for x, _, _ in pts]
                 ms = [m for _, m, _ in pts]
                 hs = [0.0 if math.isnan(h) else h for _, _, h in pts]
-                ax.errorbar(xs, ms, yerr=hs, label=s, capsize=2, lw=1, ms=4, **st[s].kwargs())
+                lo = [min(h, m) for h, m in zip(hs, ms)]  # every metric is ≥ 0 …
+                hi = [min(h, 1 - m) if key == "agu" else h for h, m in zip(hs, ms)]  # … and AGU ≤ 1
+                ax.errorbar(xs, ms, yerr=[lo, hi], label=s, capsize=2, lw=1, ms=4, **st[s].kwargs())
             ax.set_xlabel(xlabel)
             ax.set_ylabel(label, fontsize=8)
             ax.set_title(f"{prof}: {label.split(' (')[0]} ({better} is better)", fontsize=9)
             ax.grid(lw=0.3)
-    fig.suptitle(f"{title} — {_seeds_note(rows)}; x positions dodged so that equal values stay visible", fontsize=10)
+    fig.suptitle(f"{title} — {_seeds_note(rows)} (clipped to each metric's range); x positions dodged so that "
+                 "equal values stay visible", fontsize=10)
     fig.legend(*axes[0][0].get_legend_handles_labels(), loc="lower center", ncol=7, fontsize=7, frameon=False)
     fig.tight_layout(rect=(0, 0.06, 1, 0.96))
     return save_figure(fig, path, bbox_inches="tight")
@@ -296,13 +314,25 @@ def busiest_window(series: dict[str, dict[str, list[float]]], length: float) -> 
     return start, start + length
 
 
+def trim_case(case: dict[str, Any]) -> dict[str, Any]:
+    """The case study with its window fixed and its series cut to it (plus the sample before), so
+    the saved file stays small."""
+    t0, t1 = busiest_window(case["series"], CASE_WINDOW)
+    cut = {}
+    for s, d in case["series"].items():
+        keep = [i for i, t in enumerate(d["t"]) if t0 <= t <= t1 or (i + 1 < len(d["t"]) and d["t"][i + 1] > t0 >= t)]
+        cut[s] = {k: [v[i] for i in keep] for k, v in d.items()}
+    return {**case, "window": [t0, t1], "series": cut}
+
+
 def case_figure(series: dict[str, dict[str, list[float]]], meta: dict[str, Any], path: Path,
                 st: dict[str, SeriesStyle]) -> Path:
-    """Fig. 5–7 of §6.6: N·SIF, utilisation and empty nodes over the busiest window, one small
-    panel per scheduler (so no series hides another) with the same axes."""
+    """Fig. 5–7 of §6.6: N·SIF, utilisation and empty nodes over the busiest window, one step line
+    per scheduler, widest drawn first (``nested_widths``: equal series stay visible as bands)."""
     plt = _plt()
-    t0, t1 = busiest_window(series, CASE_WINDOW)
+    t0, t1 = meta.get("window") or busiest_window(series, CASE_WINDOW)
     names = sorted(series)
+    widths = dict(zip(names, nested_widths(len(names))))
     panels = (("n_sif", "N·SIF (avoidable partial nodes)"), ("utilisation", "GPU utilisation (fraction)"),
               ("empty", "fully empty nodes"))
     fig, axes = plt.subplots(3, 1, figsize=(11, 9), sharex=True)
@@ -314,7 +344,7 @@ def case_figure(series: dict[str, dict[str, list[float]]], meta: dict[str, Any],
             pts += [(t, v) for t, v in zip(d["t"], d[key]) if t0 < t <= t1]
             if pts:
                 pts.append((min(t1, d["t"][-1]), pts[-1][1]))
-                ax.step([(t - t0) / 60 for t, _ in pts], [v for _, v in pts], where="post", lw=1.1,
+                ax.step([(t - t0) / 60 for t, _ in pts], [v for _, v in pts], where="post", lw=widths[s],
                         color=st[s].color, linestyle=st[s].linestyle, label=s)
         ax.set_ylabel(label, fontsize=8)
         ax.grid(lw=0.3)
@@ -371,6 +401,7 @@ def print_report(rows: Sequence[dict[str, Any]], main_cells: Sequence[Cell], swe
                   f"{r['status']}: {r['note'][:120]}")
     print("\n== the paper's claims on these traces (COMPASS = compass-repaired; literal COMPASS aborts, above) ==\n")
     print("\n".join(claims(rows, main_cells)))
+    print("\n" + "\n".join(afr_bound(rows)))
 
 
 def main() -> None:
@@ -433,8 +464,8 @@ def main() -> None:
     rows += sweep_rows
     (out / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     case_row = next((r for r in rows if (r["profile"], r["eta"], r["seed"]) == CASE), None)
-    case = {"profile": CASE[0], "eta": CASE[1], "seed": CASE[2], "series": series,
-            "n_nodes": case_row["n_nodes"] if case_row else 0}
+    case = trim_case({"profile": CASE[0], "eta": CASE[1], "seed": CASE[2], "series": series,
+                      "n_nodes": case_row["n_nodes"] if case_row else 0}) if series else {}
     (out / "case_series.json").write_text(json.dumps(case))
     print_report(rows, main_cells, sweep_cells)
     for fig in render(rows, case, figures, costs):

@@ -52,6 +52,12 @@ EXAMPLES: dict[str, Example] = {
     "python benchmarks/ring_table.py --workers 2": Example(None, why=NOT_RUN_BENCH),
     "python benchmarks/ring_table.py --sections exact --exact-seeds 10 --workers 2": Example(None, why=NOT_RUN_BENCH),
     "python benchmarks/bench_ring_sim.py": Example(None, why=NOT_RUN_BENCH),
+    "python benchmarks/paper_eval.py --workers 2 --out docs/figures/data/paper_eval": Example(None, why=NOT_RUN_BENCH),
+    "python benchmarks/paper_eval.py --quick --workers 2": Example(None, why=NOT_RUN_BENCH),
+    "python benchmarks/render_figures.py": Example(None, why=NOT_RUN_BENCH),
+    "simulate --generate gfs:0 --eta 0.95 --schedulers compass-repaired,fft,best-fit":
+        Example("simulate --generate gfs:0 --eta 0.95 --window 0:4000 --schedulers compass-repaired,fft,best-fit", 0,
+                "the first 4,000 s"),
     "verify --list": Example("verify --list"),
     "verify --theorem 1 --max-nodes 6": Example("verify --theorem 1 --max-nodes 2", 1, "N ≤ 2: the same violation"),
     "verify --all --max-nodes 4 --json r.json --junit r.xml":
