@@ -130,8 +130,8 @@ PROFILES: dict[str, Profile] = {p.name: p for p in (
     Profile("gfs-day26", "Table 2, GFS day 26", (0.43, 0.09 * 6.07 / 6.12, 0.09 * 0.05 / 6.12, 0.48)),
 )}
 # Every profile offers the same GPU demand: Σ g·w over its jobs ≈ PAPER_GPUS (3,000 GFS-profile
-# jobs) submitted over PAPER_DAYS, so N(0.9) lands at 100–300 nodes, where a w = 64 job needs a
-# fifth to a half of the cluster empty (§6.6) and not all of it.
+# jobs) submitted over PAPER_DAYS, so N(η) lands at 80–240 nodes (η = 0.85–0.95), where a w = 64
+# job needs a quarter to four fifths of the cluster empty (§6.6), not all of it.
 PAPER_GPUS = 13_800
 PAPER_DAYS = 0.75
 
