@@ -25,7 +25,7 @@ traces (paired by seed: the top-1 frequency of §6.4's Table 3 and the paired di
 the strongest baseline). A run that did not complete (an operator failure) is counted and named;
 its AJCT is NaN and left out of the means (the count of runs behind each mean is printed).
 
-Every run's metrics go to ``OUT/results.jsonl`` (one JSON object per run) and the case-study
+Every run's metrics go to ``OUT/results.jsonl`` (one JSON object per run, as it completes) and the case-study
 series to ``OUT/case_series.json``; ``--replay OUT/results.jsonl`` reprints the tables and redraws
 the figures from them without running anything (what ``benchmarks/render_figures.py`` does for the
 README's figures). Figures (PNG 200 dpi + SVG, ``proofs_check.figstyle``) go to ``--figures``
@@ -41,7 +41,7 @@ import resource
 import sys
 import time
 from pathlib import Path
-from typing import Any, Iterable, NamedTuple, Sequence
+from typing import Any, Iterable, NamedTuple, Sequence, TextIO
 
 from heuristics.gpu.registry import policy_migrates
 from heuristics.gpu.simulator import SimConfig
@@ -86,9 +86,11 @@ def _rank(spec: RunSpec) -> tuple[int, int]:
 
 
 def run_cells(cells: Iterable[tuple[Cell, int, Trace, list[str]]], workers: int,
-              keep_series: tuple[str, float, int] | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Run every scheduler of every (cell, seed, trace); one result row per run, and the series of
-    the ``keep_series`` (profile, η, seed) runs."""
+              keep_series: tuple[str, float, int] | None = None,
+              sink: TextIO | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Run every scheduler of every (cell, seed, trace); one result row per run (each also written
+    to ``sink`` as one JSON line the moment it completes, so a cut run keeps what it ran), and the
+    series of the ``keep_series`` (profile, η, seed) runs."""
     runs: list[tuple[RunSpec, Trace]] = []
     tags: list[tuple[Cell, int, Trace]] = []  # RunSpec.day carries the index into this list
     for cell, seed, trace, schedulers in cells:
@@ -103,6 +105,9 @@ def run_cells(cells: Iterable[tuple[Cell, int, Trace, list[str]]], workers: int,
         assert o.spec.day is not None
         cell, seed, trace = tags[o.spec.day]
         rows.append(result_row(cell, seed, trace, o))
+        if sink is not None:
+            sink.write(json.dumps(rows[-1]) + "\n")
+            sink.flush()
         if keep_series == (cell.profile, cell.eta, seed):
             series[o.spec.scheduler] = case_series(o)
         progress.step(f"{cell.profile} seed {seed} {o.spec.scheduler} η={cell.eta:g} c={cell.cost:g}")
@@ -452,17 +457,18 @@ def main() -> None:
         wide = sum(sum(1 for j in traces[prof, s].jobs if j.g == 8 and j.w > 30) for s in range(a.seeds)) / a.seeds
         print(f"  {prof:<12} {len(traces[prof, 0])} jobs, {shares}  [{want}]  g = 8 & w > 30: {wide:.1f} jobs per trace")
     w0, c0 = time.perf_counter(), _cpu()
+    sink = (out / "results.jsonl").open("w", encoding="utf-8")
     rows, series = run_cells(((c, s, traces[c.profile, s], schedulers) for c in main_cells for s in range(a.seeds)),
-                             a.workers, keep_series=CASE)
+                             a.workers, keep_series=CASE, sink=sink)
     times.append(("§6.1-6.3 runs", time.perf_counter() - w0, _cpu() - c0))
     migrating = sorted({r["scheduler"] for r in rows if r["eta"] == 0.9 and r["migrations_per_job"] > 0})
     print(f"§6.5 sweep for the schedulers that migrated: {', '.join(migrating)}", file=sys.stderr)
     w0, c0 = time.perf_counter(), _cpu()
     sweep_rows, _ = run_cells(((c, s, traces[c.profile, s], migrating) for c in sweep_cells
-                               for s in range(min(a.cost_seeds, a.seeds))), a.workers)
+                               for s in range(min(a.cost_seeds, a.seeds))), a.workers, sink=sink)
+    sink.close()
     times.append(("§6.5 runs", time.perf_counter() - w0, _cpu() - c0))
     rows += sweep_rows
-    (out / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     case_row = next((r for r in rows if (r["profile"], r["eta"], r["seed"]) == CASE), None)
     case = trim_case({"profile": CASE[0], "eta": CASE[1], "seed": CASE[2], "series": series,
                       "n_nodes": case_row["n_nodes"] if case_row else 0}) if series else {}
