@@ -11,6 +11,7 @@ Usage: ``simulate-plot DIR [--t0 SECONDS] [--t1 SECONDS]`` (a time window, like 
 from __future__ import annotations
 
 import csv
+import json
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -128,6 +129,9 @@ def plot_fill(folder: str | Path) -> Path:
                 bound[row["cluster"]][0].append(100 * float(row["requested_share"]))
                 bound[row["cluster"]][1].append(100 * float(row["min_unallocated_share"]))
     clusters = sorted(curves, key=lambda c: -sum(len(xs) for xs, _ in curves[c].values()))
+    meta_path = folder / "fill_summary.json"
+    meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
+    run = f"{Path(str(meta.get('trace', ''))).name}, order {meta.get('order', '?')}, seed {meta.get('seed', '?')}"
     names = sorted({s for c in curves.values() for s in c})
     st, widths = figstyle.styles(names), dict(zip(names, nested_widths(len(names))))
     fig, axes = plt.subplots(1, len(clusters), figsize=(6.2 * len(clusters), 4.4), squeeze=False)
@@ -146,9 +150,10 @@ def plot_fill(folder: str | Path) -> Path:
         ax.set_ylim(0, max(1.0, 1.05 * y_top))
         ax.set_xlabel(f"GPUs requested (% of {Path(cluster).name}'s GPUs)")
         ax.set_ylabel("GPUs unallocated (% of the same GPUs)", fontsize=8)
-        ax.set_title(f"fill-until-full on {Path(cluster).name}: from 5 points before its first failed pod", fontsize=9)
+        ax.set_title(f"{Path(cluster).name}: from 5 points before its first failed pod", fontsize=9)
         ax.grid(lw=0.3)
         ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=3, frameon=False)
+    fig.suptitle(f"fill-until-full (pods never leave) — {run}", fontsize=10)
     fig.tight_layout()
     return save_figure(fig, folder / "fill.png")
 
