@@ -66,7 +66,7 @@ from proofs_check.cli.interruptible import interruptible
 from proofs_check.cli.limit_option import add_limit_option
 from proofs_check.cli.simulate_fill import FILL_SCHEDULERS, fill_main, write_csv
 from proofs_check.cli.simulate_outcome import sweep_exit
-from proofs_check.cli.simulate_report import Replayed, mark_incomplete, replayed_meta, replayed_text
+from proofs_check.cli.simulate_report import Progress, Replayed, mark_incomplete, replayed_meta, replayed_text
 from proofs_check.core import children
 from proofs_check.core.engine import Engine
 
@@ -387,31 +387,6 @@ def execute(runs: list[tuple[RunSpec, Trace]], workers: int, engine: Engine | No
         children.end_pool(pool)
         raise
     pool.shutdown(wait=True)
-
-
-class Progress:
-    """A one-line progress bar with ETA on stderr."""
-
-    def __init__(self, total: int, stream: TextIO | None = None) -> None:
-        self.total, self.done, self.t0 = total, 0, time.perf_counter()
-        self.stream = sys.stderr if stream is None else stream  # per call: sys.stderr may be replaced
-
-    def step(self, label: str) -> None:
-        self.done += 1
-        el = time.perf_counter() - self.t0
-        eta = el / self.done * (self.total - self.done)
-        bar = "#" * (20 * self.done // self.total)
-        self.stream.write(f"\r[{bar:<20}] {self.done}/{self.total} {el:6.1f}s elapsed, "
-                          f"ETA {eta:6.1f}s  {label[:40]:<40}")
-        if self.done == self.total:
-            self.stream.write("\n")
-        self.stream.flush()
-
-    def close(self) -> None:
-        """End an unfinished bar's line (a run failed), so what follows starts a line of its own."""
-        if 0 < self.done < self.total:
-            self.stream.write("\n")
-            self.stream.flush()
 
 
 def _fmt(x: float, spec: str) -> str:
