@@ -245,8 +245,9 @@ class NodeRulePolicy:
         if key.n_nodes != self.n_nodes or key.capacity != self.capacity:
             raise ValueError("placement does not match this policy's cluster size or capacity")
         other = self._fresh()
-        other.capacity = self.capacity
-        other._set_cluster(self.capacities, self.models, self.job_models)
+        if self.capacities != other.capacities or self.models is not None:  # a mixed cluster
+            other.capacity = self.capacity
+            other._set_cluster(self.capacities, self.models, self.job_models)
         width: dict[int, int] = {}
         for n, node in enumerate(key.nodes):
             for inst in node:
