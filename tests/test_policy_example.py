@@ -64,6 +64,6 @@ def test_verify_finds_the_bug_with_the_shortest_counterexample(site: Path, tmp_p
 
 def test_the_fixed_scheduler_passes(site: Path) -> None:
     proc = verify(site, "--policy", "fixed-best-fit", "--claim", "policy.valid", "--claim", "policy.no-stuck",
-                  "--claim", "policy.admission", "--claim", "policy.migrations", "--quiet")
+                  "--claim", "policy.admission", "--claim", "policy.migrations", "--max-nodes", "2", "--quiet")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "summary: 4 holds; exit 0" in proc.stdout
