@@ -177,6 +177,47 @@ def test_sample_stops_at_its_deadline():
     assert sampler.last_stop["reason"] == sampler.TIME_LIMIT
 
 
+class SlowStep:
+    """A one-counter model whose second step takes 20 s (a stand-in for a large cluster's
+    canonical form); ``finished`` records whether that step ran to its end."""
+
+    size = 1
+    finished: list[bool] = []
+
+    def init_states(self):
+        return [0]
+
+    def actions(self, s):
+        return ["inc"]
+
+    def step(self, s, a):
+        from proofs_check.core.model import Outcome, Step
+
+        if s == 1:
+            end = time.monotonic() + 20
+            while time.monotonic() < end:
+                time.sleep(0.01)
+            SlowStep.finished.append(True)
+        return Step(s, a, Outcome.APPLIED, s + 1)
+
+    def representative(self, s):
+        return s
+
+    def within(self, st):
+        return True
+
+
+def test_the_deadline_abandons_a_sequence_inside_a_long_step():
+    """--time-limit holds inside one step, not only between sequences: the slow step is cut."""
+    from proofs_check.core.model import Expect, Property
+
+    SlowStep.finished.clear()
+    never = Property("p", Expect.ALWAYS, lambda st: None)
+    found, runs = sampler.sample(lambda n: SlowStep(), [1], never, 10, 0, deadline=time.perf_counter() + 0.3)
+    assert found is None and sampler.last_stop["reason"] == sampler.TIME_LIMIT and SlowStep.finished == []
+    assert signal.getsignal(signal.SIGUSR1) is signal.SIG_DFL  # the handler is removed again
+
+
 def test_a_cpsat_solve_is_stopped_from_another_thread():
     from ortools.sat.python import cp_model
 

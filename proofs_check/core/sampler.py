@@ -16,13 +16,18 @@ Sampling never proves anything about the unsampled space: it can only add a coun
 (violated) or a reachability witness.
 
 A run's ``deadline`` (``--time-limit``) and SIGINT/SIGTERM (``proofs_check.core.interrupt``) end
-the sampling before the next sequence: :func:`sample` then returns what it found so far and the
-number of sequences run (fewer than asked; :data:`last_stop` says why).
+the sampling: :func:`sample` then returns what it found so far and the number of sequences run
+(fewer than asked; :data:`last_stop` says why). A sequence still running at the deadline is
+abandoned there, even inside one long step (a large cluster's canonical form can take seconds):
+a timer thread sends the main thread SIGUSR1, whose handler ends the sampling (:func:`_deadline`).
 """
 from __future__ import annotations
 
+import signal
+import threading
 import time
-from typing import Any, Callable, Protocol, Sequence, runtime_checkable
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Protocol, Sequence, runtime_checkable
 
 from hypothesis import HealthCheck, Phase, given, seed, settings, target
 from hypothesis import strategies as st
@@ -129,7 +134,7 @@ def sample(model_of: Callable[[int], StateModel[S, A]], sizes: Sequence[int], pr
                                     phases=[Phase.generate, Phase.target, Phase.shrink],
                                     report_multiple_bugs=False)(test))
     try:
-        with interrupt.armed():  # a signal abandons even a long step at once (a large N's canonical form)
+        with interrupt.armed(), _deadline(deadline):  # a signal or the deadline abandons even a long step
             run()
     except _Found:
         pass
@@ -138,6 +143,38 @@ def sample(model_of: Callable[[int], StateModel[S, A]], sizes: Sequence[int], pr
     except interrupt.Interrupted:
         last_stop["reason"] = interrupt.INTERRUPTED
     return (found[0] if found else None), count[0]
+
+
+@contextmanager
+def _deadline(deadline: float | None) -> Iterator[None]:
+    """In the block, the ``deadline`` (``time.perf_counter()``) ends the sampling at once: a timer
+    thread sends this thread SIGUSR1, whose handler raises ``_Stopped`` (the main thread only;
+    elsewhere the deadline is checked before each sequence). Once the block ends the handler is
+    inert before it is removed, so a signal already on its way is absorbed, not fatal."""
+    if deadline is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    live = [True]
+
+    def handler(signum: int, frame: Any) -> None:
+        if live[0]:
+            last_stop["reason"] = TIME_LIMIT
+            raise _Stopped()
+
+    old = signal.signal(signal.SIGUSR1, handler)
+    main = threading.main_thread().ident
+    assert main is not None
+    timer = threading.Timer(max(deadline - time.perf_counter(), 0.0), signal.pthread_kill, (main, signal.SIGUSR1))
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        live[0] = False
+        timer.cancel()
+        timer.join()
+        time.sleep(0)  # a SIGUSR1 the timer already sent is handled now, by the inert handler
+        signal.signal(signal.SIGUSR1, old)
 
 
 def _stepper(model: StateModel[S, A], data: Any) -> Callable[[S, A], Step[S, A]]:
