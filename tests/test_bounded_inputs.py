@@ -193,3 +193,20 @@ def test_job_ids_above_2_to_the_53_keep_every_digit(tmp_path, capsys):
     trace.write_text("job_id,submit,duration,g,w\n7,0,100,1,1\n7.0,0,100,1,1\n")
     assert simulate.main([str(trace), "--schedulers", "best-fit"]) == 2
     assert "field 'job_id': duplicate id 7" in _err(capsys)
+
+
+def test_a_piped_report_is_replayed(tmp_path, capsys):
+    """``verify --replay <(cat r.json)``: a pipe is a report to read, not "no such file"."""
+    import os
+    import threading
+
+    report = tmp_path / "r.json"
+    assert verify.main(["--theorem", "1", "--max-nodes", "2", "--quiet", "--json", str(report)]) == 1
+    fifo = tmp_path / "r.fifo"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_text(report.read_text()))
+    writer.start()
+    capsys.readouterr()
+    assert verify.main(["--replay", str(fifo)]) == 1
+    writer.join(timeout=10)
+    assert "thm1.slotted: VIOLATED" in capsys.readouterr().out

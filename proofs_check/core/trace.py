@@ -60,8 +60,10 @@ def load_records(path: str, claim_known: Callable[[str], bool], max_bytes: int |
     """The counterexample / witness records of a ``verify --json`` report, each validated; a file
     of more than ``max_bytes`` bytes (when given) is refused before it is decoded."""
     p = Path(path)
-    if not p.is_file():
+    if not p.exists():  # a pipe (``<(cat r.json)``) is read too
         raise RecordError(f"{path}: no such file")
+    if p.is_dir():
+        raise RecordError(f"{path}: a directory, not a verify --json report")
     try:
         with p.open("rb") as fh:
             data = fh.read() if max_bytes is None else fh.read(max_bytes + 1)
