@@ -305,6 +305,18 @@ def test_admit_stops_its_solve_on_a_signal_and_exits_130(solver, monkeypatch, ca
     assert err.startswith("admit: interrupted (SIGINT); the solver was stopped") and err.count("\n") == 1
 
 
+def test_a_stop_of_the_solvers_does_not_outlive_the_run():
+    """verify and the other programs watch their solvers for the run only: after it (a library
+    user or a test calling several runs in one process) solves are not stopped any more."""
+    from oracle import stopping
+    from proofs_check.cli.interruptible import solvers_watched
+
+    with solvers_watched():
+        stopping.stop_all()  # what a signal during the run does
+        assert stopping.stopped()
+    assert not stopping.stopped()
+
+
 def test_a_signal_after_the_report_does_not_change_the_exit_code():
     """A second Ctrl-C landing after the report was written (while the interpreter shuts down,
     where Python restores the default action) used to end the program with 130 after a report

@@ -53,14 +53,20 @@ class Stop:
         return EXIT_INCONCLUSIVE if self.signal == OUT_OF_MEMORY else EXIT_INTERRUPTED
 
 
-def watch_solvers() -> None:
-    """From now on a SIGINT/SIGTERM stops every CP-SAT and HiGHS solve in progress (and later ones
+@contextmanager
+def solvers_watched() -> Iterator[None]:
+    """In the block a SIGINT/SIGTERM stops every CP-SAT and HiGHS solve in progress (and later ones
     return at once, unproven), and no solver installs its own SIGINT handler (CP-SAT's would leave
-    SIGINT at its default, so a later Ctrl-C would kill the program without its report)."""
+    SIGINT at its default, so a later Ctrl-C would kill the program without its report). After
+    it, solves are ordinary again (a stop does not outlive the run: tests run many in one process)."""
     if not _registered:
         interrupt.on_signal(stopping.stop_all)
         _registered.append(True)
     stopping.watch()
+    try:
+        yield
+    finally:
+        stopping.reset()
 
 
 @contextmanager
@@ -68,21 +74,17 @@ def interruptible(armed: bool = True) -> Iterator[Stop]:
     """Run the block under SIGINT/SIGTERM handling; an interrupt ends the block (not the program)
     and is recorded in the yielded :class:`Stop`. ``armed=False``: the block is not abandoned,
     only its solver calls are stopped (they return unproven), so it ends with what it has."""
-    watch_solvers()
     stop = Stop()
-    try:
-        with interrupt.handling():
-            try:
-                with interrupt.armed() if armed else nullcontext():
-                    yield stop
-            except interrupt.Interrupted as e:
-                stop.signal = interrupt.signal_name() or str(e) or "SIGINT"
-            except MemoryError:
-                if not armed:  # a block that is not abandoned on a signal is not on out of memory either
-                    raise
-                stop.signal = OUT_OF_MEMORY
-            else:
-                if interrupt.requested():  # a signal while the block was ending (or in C code)
-                    stop.signal = interrupt.signal_name() or "SIGINT"
-    finally:
-        stopping.reset()
+    with solvers_watched(), interrupt.handling():
+        try:
+            with interrupt.armed() if armed else nullcontext():
+                yield stop
+        except interrupt.Interrupted as e:
+            stop.signal = interrupt.signal_name() or str(e) or "SIGINT"
+        except MemoryError:
+            if not armed:  # a block that is not abandoned on a signal is not on out of memory either
+                raise
+            stop.signal = OUT_OF_MEMORY
+        else:
+            if interrupt.requested():  # a signal while the block was ending (or in C code)
+                stop.signal = interrupt.signal_name() or "SIGINT"

@@ -33,7 +33,7 @@ from proofs_check import catalogue
 from proofs_check.catalogue import DOCS, THEOREMS, VARIANT_CLAIMS, RunOptions
 from proofs_check.cli import verify_policy
 from proofs_check.cli.common import OutputError, UsageError, make_parser, positive, run, usage_on, write_output
-from proofs_check.cli.interruptible import watch_solvers
+from proofs_check.cli.interruptible import solvers_watched
 from proofs_check.cli.limit_option import add_limit_option
 from proofs_check.core import checkpoint, code_digest, interrupt
 from proofs_check.core.budget import Budget
@@ -221,8 +221,7 @@ def _main(argv: list[str]) -> int:
     if any(not hier_claims.owns(c) for c in ids) and not (target is not None and hier_policy.is_hier(target)):
         print(bounds_text(bounds, args.time_limit))  # hier-compass's own bounds line counts domains
     deadline = None if args.time_limit is None else Budget(args.time_limit)
-    watch_solvers()  # a signal stops an exact solve in progress too (its claim: inconclusive)
-    with interrupt.handling():
+    with solvers_watched(), interrupt.handling():  # a signal stops an exact solve in progress too
         with Engine(args.backend, args.workers, args.address) as engine:
             ckpt = _checkpointer(args, ids, bounds, hier, engine.shard_count, target, params)
             opts = RunOptions(bounds, hier, args.variant, None, engine, deadline, progress, args.seed, args.random,
