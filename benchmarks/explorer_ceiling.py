@@ -1,6 +1,6 @@
 """How fast could the explorer be with this COMPASS? A floor for issue 16's 10× goal.
 
-    python benchmarks/explorer_ceiling.py [--ref e0bcca7] [--nodes 5] [--depth 8] [--max-jobs 4] [--max-w 4]
+    python benchmarks/explorer_ceiling.py [--ref e0bcca7] [--nodes 5] [--depth 8] [--max-jobs 4] [--max-w 4] [--compiled]
 
 On the pool5 bounds of ``bench_explorer.py`` (literal COMPASS under WCC, g ∈ 1..8) this walks the
 state space breadth-first once to collect every transition the explorer computes (each expanded
@@ -15,6 +15,9 @@ representative with its actions), then times, in this process, the parts of that
 * and, as child processes, ``verify`` of the reference commit and of this tree on the same bounds
   (their state counts must equal the walk's).
 
+With ``--compiled`` the same parts (and ``verify``) are also timed in this tree's opt-in mypyc
+build, made in a temporary copy in the same run (``bench_explorer.compiled_tree``).
+
 Any explorer that runs this COMPASS implementation once per transition needs at least the event
 time, however its search, canonical form, undo and storage are built. "10× budget" is the
 reference's wall time over ten: when the events alone exceed it, the goal cannot be met on the
@@ -23,6 +26,8 @@ search side and needs a faster scheduler implementation (or fewer transitions).
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import shutil
 import subprocess
 import sys
@@ -126,6 +131,30 @@ def time_canonical(views: list[AbsView]) -> float:
     return time.perf_counter() - t0
 
 
+def parts(a: argparse.Namespace) -> tuple[dict[str, float], int, int, int, int]:
+    """The parts' seconds in this process, the distinct and expanded states, the transitions and
+    the applied successors of the walk."""
+    model = PolicyModel(compass_factory("literal"), a.nodes, EventBounds(tuple(range(1, 9)), a.max_jobs, a.max_w), True)
+    work, distinct = transitions(model, a.depth)
+    t = time_scheduler(model.proto, work)
+    views = successors(model.proto, work)
+    t["canonical"] = time_canonical(views)
+    return t, distinct, len(work), sum(len(acts) for _, acts in work), len(views)
+
+
+def compiled_parts(a: argparse.Namespace, bounds: list[str]) -> tuple[dict[str, float], float]:
+    """The parts and ``verify``'s wall time in the compiled build of this tree."""
+    from bench_explorer import compiled_tree
+
+    with compiled_tree() as comp:
+        args = ["--nodes", str(a.nodes), "--depth", str(a.depth), "--max-jobs", str(a.max_jobs), "--max-w",
+                str(a.max_w), "--parts-only"]
+        out = subprocess.run([sys.executable, str(comp / "benchmarks" / "explorer_ceiling.py"), *args], cwd=comp,
+                             check=True, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(comp)})
+        verify = run([sys.executable, "-m", "proofs_check.cli.verify", *bounds], comp)
+    return json.loads(out.stdout.strip().splitlines()[-1]), verify.wall
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--ref", default="e0bcca7", help="the reference commit (default e0bcca7)")
@@ -133,15 +162,16 @@ def main() -> None:
     ap.add_argument("--depth", type=int, default=8)
     ap.add_argument("--max-jobs", type=int, default=4)
     ap.add_argument("--max-w", type=int, default=4)
+    ap.add_argument("--compiled", action="store_true", help="also time the parts in the opt-in compiled build")
+    ap.add_argument("--parts-only", action="store_true", help=argparse.SUPPRESS)  # the compiled child's mode
     a = ap.parse_args()
+    if a.parts_only:
+        print(json.dumps(parts(a)[0]))
+        return
     bounds = ["--claim", "thm1.pool", "--min-nodes", str(a.nodes), "--max-nodes", str(a.nodes), "--depth",
               str(a.depth), "--max-jobs", str(a.max_jobs), "--max-w", str(a.max_w), "--quiet"]
-    model = PolicyModel(compass_factory("literal"), a.nodes, EventBounds(tuple(range(1, 9)), a.max_jobs, a.max_w), True)
-    work, distinct = transitions(model, a.depth)
-    n_trans = sum(len(acts) for _, acts in work)
-    t = time_scheduler(model.proto, work)
-    views = successors(model.proto, work)
-    t_canon = time_canonical(views)
+    t, distinct, expanded, n_trans, applied = parts(a)
+    comp = compiled_parts(a, bounds) if a.compiled else None
 
     tmp = Path(tempfile.mkdtemp(prefix="explorer_ceiling_"))
     try:
@@ -157,19 +187,24 @@ def main() -> None:
 
     budget = ref.wall / 10
     print(f"N={a.nodes}, depth {a.depth}, ≤ {a.max_jobs} jobs, w ≤ {a.max_w}, WCC: {distinct:,} distinct states, "
-          f"{len(work):,} expanded, {n_trans:,} transitions, {len(views):,} applied")
+          f"{expanded:,} expanded, {n_trans:,} transitions, {applied:,} applied")
     rows = [(f"verify at {a.ref} (reference)", ref.wall), ("verify, this tree", new.wall),
-            ("10× budget (reference / 10)", budget),
-            ("COMPASS events alone (Algorithm 1's work)", t["events"]),
-            ("with_state, once per expanded state", t["with_state"]),
-            ("apply and undo (with_state, trial, event, rollback)", t["undo"]),
-            ("  the same + view_after (the successor read out)", t["view"]),
-            ("canonical form of every successor (cold memos)", t_canon)]
+            ("10× budget (reference / 10)", budget)] + _part_rows(t, "")
+    if comp is not None:
+        rows += [("verify, this tree compiled", comp[1])] + _part_rows(comp[0], "compiled: ")
     for name, secs in rows:
-        print(f"  {name:<52} {secs:8.2f} s  {secs / budget:5.2f}× budget  {1e6 * secs / n_trans:7.1f} µs/transition")
+        print(f"  {name:<62} {secs:8.2f} s  {secs / budget:5.2f}× budget  {1e6 * secs / n_trans:7.1f} µs/transition")
     verdict = "exceeds" if t["events"] > budget else "fits within"
     print(f"COMPASS's event code alone {verdict} the 10× budget ({t['events']:.2f} s vs {budget:.2f} s; "
           f"scheduler set-up, undo, canonical form, search and storage excluded)")
+
+
+def _part_rows(t: dict[str, float], prefix: str) -> list[tuple[str, float]]:
+    return [(prefix + "COMPASS events alone (Algorithm 1's work)", t["events"]),
+            (prefix + "with_state, once per expanded state", t["with_state"]),
+            (prefix + "apply and undo (with_state, trial, event, rollback)", t["undo"]),
+            (prefix + "  the same + view_after (the successor read out)", t["view"]),
+            (prefix + "canonical form of every successor (cold memos)", t["canonical"])]
 
 
 if __name__ == "__main__":
