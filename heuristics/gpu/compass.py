@@ -158,16 +158,12 @@ class _MinIndex:
     those and a lowest-index query O(1). A node whose key is None is not indexed.
     """
 
-    def __init__(self, key_of: Callable[[int], int | None]) -> None:
-        self._key_of = key_of
+    def __init__(self) -> None:
         self._cur: dict[int, int | None] = {}
         self._buckets: dict[int, list[int]] = {}
 
-    def touch(self, n: int) -> None:
-        self.set(n, self._key_of(n))
-
     def set(self, n: int, k: int | None) -> None:
-        """Record ``k`` as node ``n``'s current key (what ``touch`` does with ``key_of(n)``)."""
+        """Record ``k`` as node ``n``'s current key (``Compass._touch`` derives the keys)."""
         cur = self._cur
         old = cur.get(n, -1)  # -1 is never a key: an unindexed node always gets set
         if old == k:
@@ -242,42 +238,19 @@ class Compass:
         self._is_partial = [False] * N
         self._vac = [0] * N
         self._vac_total = 0
-        # Bound methods, not lambdas: a Compass can then be deep-copied and pickled (the explorer
-        # keeps live schedulers as their pickles).
-        self._empty = _MinIndex(self._empty_key)
-        self._by_room = _MinIndex(self._slotted_room)
-        self._by_fill = _MinIndex(self._fill_key)
-        self._vacant = _MinIndex(self._vacant_key)
-
-    def _empty_key(self, n: int) -> int | None:
-        return 0 if self.kind[n] == EMPTY else None
-
-    def _fill_key(self, n: int) -> int | None:
-        return len(self.pool[n]) if self.kind[n] == POOL else None
-
-    def _vacant_key(self, n: int) -> int | None:
-        return 0 if self.kind[n] == SLOTTED and self._vacancy(n) else None
+        # Keyed by: 0 for an empty node; D(n) for a slotted one; |P(n)| for a pool node; 0 for a
+        # slotted node with a vacancy (``_touch`` sets every key).
+        self._empty, self._by_room, self._by_fill, self._vacant = _MinIndex(), _MinIndex(), _MinIndex(), _MinIndex()
 
     def _unprofiled(self, n: int) -> int:
         """D(n) = G − Σ_{s∈S(n)} w(s)."""
         return self.capacity - sum(s.width for s in self.slots[n])
 
-    def _slotted_room(self, n: int) -> int | None:
-        return self._unprofiled(n) if self.kind[n] == SLOTTED else None
-
-    def _vacancy(self, n: int) -> int:
-        return sum(s.vacancy for s in self.slots[n])
-
-    def _used(self, n: int) -> int:
-        if self.kind[n] == POOL:
-            return len(self.pool[n])
-        return sum(s.g + len(s.fillers) for s in self.slots[n])
-
     def _touch(self, n: int) -> None:
         """Re-derive node ``n``'s type and re-index it after any change to its contents.
 
-        One pass over the node computes what ``_vacancy``, ``_used`` and the four indexes' key
-        functions would (the hot path of every operator and of ``with_state``)."""
+        One pass over the node derives its vacancy, its used GPUs and its four index keys (the hot
+        path of every operator and of ``with_state``)."""
         touched = self._touched
         if touched is not None:
             touched.add(n)
@@ -641,7 +614,8 @@ class Compass:
                 raise OperatorFailure(f"no slotted node with {w} unprofiled GPUs and no empty node")
             self._save(n)
             self.kind[n] = SLOTTED
-        self._save(n)
+        else:
+            self._save(n)
         s = _Slot(w, job, g, n)
         self.slots[n].append(s)
         self._add_member(job, s)

@@ -113,11 +113,6 @@ def panel_variant(base: Variant, k: int) -> Variant:
     return replace(base, name=f"{base.name}-panel", width=partial(panel_slot_width, k))
 
 
-def _unkeyed(n: int) -> int | None:
-    """The key function of an index whose keys are only ever ``set``."""
-    return None
-
-
 class PanelLevel(Compass):
     """The panel level of Appendix D: COMPASS on domains of K panels (capacity K), with the two
     things the text adds to the verbatim mirror of ABS (readings H1 and H4):
@@ -145,7 +140,7 @@ class PanelLevel(Compass):
     def _blank(self) -> None:
         super()._blank()
         self._held = [0] * self.n_nodes
-        self._held_room = _MinIndex(_unkeyed)
+        self._held_room = _MinIndex()
 
     def set_held(self, n: int, panels: int) -> None:
         """Domain ``n`` now has ``panels`` panels with GPU-level work."""
@@ -247,7 +242,7 @@ class _EmptyPanels(_MinIndex):
     """The GPU level's empty panels: with a chooser, "pick any empty node" asks it (reading H7)."""
 
     def __init__(self, level: "GpuLevel") -> None:
-        super().__init__(lambda n: 0 if level.kind[n] == EMPTY else None)
+        super().__init__()
         self._level = level
 
     def lowest(self, k: int) -> int | None:
