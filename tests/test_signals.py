@@ -355,3 +355,18 @@ def test_simulate_sifopt_stops_inside_its_cp_sat_solves(tmp_path):
     assert proc.returncode == 130 and time.monotonic() - t0 < 5, err[-2000:]
     no_traceback(err)
     assert "simulate: interrupted (SIGTERM)" in err
+
+
+def _big_result(i: int) -> bytes:
+    return b"x" * 200_000_000  # written over many pipe-fulls: a terminate lands mid-write
+
+
+def test_ending_a_pool_whose_workers_die_mid_result_does_not_hang(tmp_path):
+    """A worker terminated while writing its result leaves half a message in the result pipe;
+    end_pool must still return (it hung for ever in shutdown before)."""
+    code = ("import time; from proofs_check.core import children; from tests.test_signals import _big_result\n"
+            "ex = children.pool(2); fs = [ex.submit(_big_result, i) for i in range(4)]; time.sleep(1.5)\n"
+            "children.end_pool(ex); print('ended')")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          cwd=Path(__file__).resolve().parent.parent)
+    assert proc.stdout.strip() == "ended", proc.stderr[-2000:]

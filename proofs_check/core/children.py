@@ -67,6 +67,12 @@ def end_pool(executor: ProcessPoolExecutor) -> None:
         if p.is_alive():
             p.kill()
             p.join(timeout=5)
+    # A worker terminated while writing a result leaves half a message in the result pipe; with
+    # this process's own copy of the pipe's write end open, the manager thread would wait for the
+    # rest for ever (and shutdown with it). Closed, the read ends (EOF) and the pool is broken.
+    writer = getattr(getattr(executor, "_result_queue", None), "_writer", None)
+    if writer is not None:
+        writer.close()
     # the pool is broken now, so its manager thread ends at once; joining it here keeps it from
     # racing the interpreter's exit (a "Bad file descriptor" from concurrent.futures' atexit hook)
     executor.shutdown(wait=True)
