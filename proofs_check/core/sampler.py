@@ -27,7 +27,7 @@ import signal
 import threading
 import time
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, ContextManager, Iterator, Protocol, Sequence, runtime_checkable
 
 from hypothesis import HealthCheck, Phase, given, seed, settings, target
 from hypothesis import strategies as st
@@ -115,10 +115,11 @@ def sample(model_of: Callable[[int], StateModel[S, A]], sizes: Sequence[int], pr
         target(best, label=prop.name)
 
     def within_memory(size: int, choices: list[int], data: Any) -> None:
-        """``body``; out of memory, the sampling stops as at its deadline (not a Hypothesis failure
-        to shrink: that would need memory again)."""
+        """``body``, abandonable by a signal or the deadline; out of memory, the sampling stops as
+        at its deadline (not a Hypothesis failure to shrink: that would need memory again)."""
         try:
-            body(size, choices, data)
+            with abandonable():
+                body(size, choices, data)
         except MemoryError:
             last_stop["reason"] = OUT_OF_MEMORY
             raise _Stopped() from None
@@ -134,7 +135,7 @@ def sample(model_of: Callable[[int], StateModel[S, A]], sizes: Sequence[int], pr
                                     phases=[Phase.generate, Phase.target, Phase.shrink],
                                     report_multiple_bugs=False)(test))
     try:
-        with interrupt.armed(), _deadline(deadline):  # a signal or the deadline abandons even a long step
+        with _deadline(deadline) as abandonable:
             run()
     except _Found:
         pass
@@ -146,18 +147,32 @@ def sample(model_of: Callable[[int], StateModel[S, A]], sizes: Sequence[int], pr
 
 
 @contextmanager
-def _deadline(deadline: float | None) -> Iterator[None]:
-    """In the block, the ``deadline`` (``time.perf_counter()``) ends the sampling at once: a timer
-    thread sends this thread SIGUSR1, whose handler raises ``_Stopped`` (the main thread only;
-    elsewhere the deadline is checked before each sequence). Once the block ends the handler is
-    inert before it is removed, so a signal already on its way is absorbed, not fatal."""
+def _deadline(deadline: float | None) -> Iterator[Callable[[], ContextManager[None]]]:
+    """In the block, the ``deadline`` (``time.perf_counter()``) ends the sampling: a timer thread
+    sends this thread SIGUSR1 (the main thread only; elsewhere the deadline is checked before each
+    sequence). Yields ``abandonable``: the region (one sequence) that the deadline's SIGUSR1, and
+    SIGINT/SIGTERM (``interrupt.armed``), abandon at once, even inside one long step. Outside it
+    (Hypothesis's own code between sequences) a signal only leaves its flag, checked at the next
+    sequence: an exception raised there, before Hypothesis has made its runner, reaches the caller
+    as Hypothesis's internal AssertionError instead. Once the block ends the handler is inert
+    before it is removed, so a signal already on its way is absorbed, not fatal."""
+    inside = [False]
+
+    @contextmanager
+    def abandonable() -> Iterator[None]:
+        with interrupt.armed():
+            inside[0] = True
+            try:
+                yield
+            finally:
+                inside[0] = False
+
     if deadline is None or threading.current_thread() is not threading.main_thread():
-        yield
+        yield abandonable
         return
-    live = [True]
 
     def handler(signum: int, frame: Any) -> None:
-        if live[0]:
+        if inside[0]:
             last_stop["reason"] = TIME_LIMIT
             raise _Stopped()
 
@@ -168,9 +183,9 @@ def _deadline(deadline: float | None) -> Iterator[None]:
     timer.daemon = True
     timer.start()
     try:
-        yield
+        yield abandonable
     finally:
-        live[0] = False
+        inside[0] = False
         timer.cancel()
         timer.join()
         time.sleep(0)  # a SIGUSR1 the timer already sent is handled now, by the inert handler
