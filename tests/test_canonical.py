@@ -56,6 +56,26 @@ def placements(draw, max_nodes=4, max_jobs=4):
     return Placement(G, tuple(nodes))
 
 
+@st.composite
+def twin_rich_states(draw, max_nodes=7):
+    """ABS states built from a few node templates repeated, each copy with fresh single-place
+    jobs, sharing a 1-GPU job A (0) and a slot job B (1): many tied nodes, twins and near-twins
+    (the shape that made the canonical form permute identical nodes k! times)."""
+    fresh = iter(range(2, 100))
+    templates = [
+        lambda: NodeView(POOL, (0, next(fresh)), ()),
+        lambda: NodeView(POOL, (0, 0), ()),
+        lambda: NodeView(POOL, (next(fresh),), ()),
+        lambda: NodeView(POOL, (0,), ()),
+        lambda: NodeView(SLOTTED, (), (SlotView(8, 1, 7, (0,)),)),
+        lambda: NodeView(SLOTTED, (), (SlotView(8, 1, 7, (next(fresh),)),)),
+        lambda: NodeView(SLOTTED, (), (SlotView(8, next(fresh), 7, (0,)),)),
+        lambda: NodeView(SLOTTED, (), (SlotView(4, next(fresh), 3, (0,)), SlotView(4, next(fresh), 3, (next(fresh),)))),
+    ]
+    picks = draw(st.lists(st.integers(0, len(templates) - 1), min_size=1, max_size=max_nodes))
+    return AbsView(G, tuple(templates[k]() for k in picks))
+
+
 # ---------------------------------------------------------------- symmetries and the reference
 def relabel_abs(v: AbsView, perm, jobmap, rnd) -> AbsView:
     nodes = []
@@ -116,6 +136,28 @@ def test_abs_equivalent_states_share_key(v, rnd):
     w = relabel_abs(v, perm, dict(zip(js, targets)), rnd)
     assert canonical(v) == canonical(w)
     assert is_canonical(canonical(v))
+
+
+@settings(max_examples=150, deadline=None)
+@given(twin_rich_states(), st.randoms(use_true_random=False))
+def test_twin_nodes_tried_in_one_order_keep_the_key_exact(v, rnd):
+    """Trying twin nodes in one order only is exact: every renumbering gets the same key, and the
+    key is the state renumbered (brute force on the small ones)."""
+    js = jobs_in(v)
+    for _ in range(3):
+        perm = list(range(len(v.nodes)))
+        rnd.shuffle(perm)
+        w = relabel_abs(v, perm, dict(zip(js, rnd.sample(range(100, 300), len(js)))), rnd)
+        assert canonical_map(w)[0] == canonical_map(v)[0]
+    if len(v.nodes) <= 4 and len(js) <= 5:
+        assert brute_canonical(canonical_map(v)[0]) == brute_canonical(v)
+
+
+def test_twin_classes_are_arranged_not_permuted():
+    """A tie group of six twins and one other node: 7 arrangements, not 7! orders."""
+    assert len(list(canon_mod._orders([[[0, 1, 2, 3, 4, 5], [6]]]))) == 7
+    assert len(list(canon_mod._orders([[[0, 1], [2, 3]], [[4], [5]]]))) == 6 * 2
+    assert sorted(map(tuple, canon_mod._arrangements([[0, 1], [2]]))) == [(0, 1, 2), (0, 2, 1), (2, 0, 1)]
 
 
 @settings(max_examples=80, deadline=None)
