@@ -40,6 +40,8 @@ CASES = {
     "sym": ["--policy", "symmetric_best_fit:SymmetricBestFit", *POLICY_BOUNDS],
     "sym6": ["--policy", "symmetric_best_fit:SymmetricBestFit", "--claim", "policy.valid", "--max-nodes", "3",
              "--depth", "6"],
+    "sym4": ["--policy", "symmetric_best_fit:SymmetricBestFit", "--claim", "policy.valid", "--max-nodes", "4",
+             "--depth", "7"],
     "compass": ["--policy", "compass-literal", *POLICY_BOUNDS],
 }
 

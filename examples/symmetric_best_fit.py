@@ -25,7 +25,7 @@ class SymmetricBestFit:
         for _ in range(job.w):
             least = min(f for f in free if f >= job.g)
             tied = [k for k, f in enumerate(free) if f == least]
-            k = min(tied, key=lambda k: canonical(self._with(k, Instance(job.id, job.g))))
+            k = tied[0] if len(tied) == 1 else min(tied, key=lambda k: canonical(self._with(k, Instance(job.id, job.g))))
             self.nodes[k].append(Instance(job.id, job.g))
             free[k] -= job.g
         return EventResult.applied()

@@ -230,14 +230,14 @@ def test_a_bug_the_real_scheduler_cannot_reach_is_not_reported(monkeypatch: pyte
 def test_a_true_view_is_trusted_and_false_symmetry_refused() -> None:
     m = LiveModel(lambda k: make_policy("first-fit", k), 2, EventBounds(ALL_G, 3, 3))
     c = checked(m, 6)
-    assert c.trust == Trust(view=True) and not c.refused
+    assert c.trust == Trust(view=True, rebuild=True) and not c.refused
 
     class ClaimsSymmetry(type(make_policy("first-fit", 1))):  # type: ignore[misc]
         symmetric = True
 
     m = LiveModel(lambda k: ClaimsSymmetry("first-fit", k), 2, EventBounds(ALL_G, 3, 3))
     c = checked(m, 6)
-    assert c.trust == Trust(view=True) and len(c.refused) == 1 and c.refused[0].startswith("symmetry refused")
+    assert c.trust == Trust(view=True, rebuild=True) and len(c.refused) == 1 and c.refused[0].startswith("symmetry refused")
 
 
 def test_strict_stops_on_a_refused_abstraction(capsys: pytest.CaptureFixture[str]) -> None:
@@ -314,3 +314,17 @@ def test_a_broken_apply_and_undo_is_refused_and_the_run_rebuilds(monkeypatch: py
                              for row in r.stats["sizes"]], r.counterexample["events"]) for r in results]
 
     assert figures(broken) == figures(right)
+
+
+@pytest.mark.parametrize("name", ["first-fit", "compass-literal"])
+def test_a_trusted_rebuild_expands_views_and_reaches_what_the_objects_reach(name: str) -> None:
+    """Under a checked rebuild a state is its view, expanded through ``with_state`` on a fresh
+    scheduler (no pickle): it reaches exactly the state keys that expanding the kept objects
+    reaches, and its states hold no pickle."""
+    m = LiveModel(lambda k: make_policy(name, k), 2, EventBounds(ALL_G, 3, 2))
+    trust = checked(m, 5).trust
+    assert trust.rebuild
+    fast, kept = m.with_trust(trust), m.with_trust(trust._replace(rebuild=False))
+    got = reachable(fast, 5)
+    assert {s.key for s in got} == {s.key for s in reachable(kept, 5)}
+    assert all(s._blob is None for s in got)

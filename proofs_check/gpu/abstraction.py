@@ -51,6 +51,7 @@ class Trust(NamedTuple):
 
     view: bool = False
     symmetry: bool = False
+    rebuild: bool = False  # states are held as views and expanded through with_state (no pickle)
 
     def text(self) -> str:
         return "symmetry (canonical view)" if self.symmetry else "view" if self.view else "whole object"
@@ -88,13 +89,14 @@ class Checked(NamedTuple):
                 "sampled states": self.sampled}
 
 
-def key_of(trust: Trust, obj: Any, jobs: tuple[Job, ...]) -> Hashable:
-    """The key two states are merged by under a trusted abstraction (the ONE place it is defined;
-    without one the key is the whole object: ``(jobs, pickle)``, ``live_model.LiveModel.live``)."""
+def key_of(trust: Trust, view: Any, jobs: tuple[Job, ...]) -> Hashable:
+    """The key two states with the view ``view`` (``state_key()``) are merged by under a trusted
+    abstraction (the ONE place it is defined; without one the key is the whole object:
+    ``(jobs, pickle)``, ``live_model.LiveModel.live``)."""
     if trust.symmetry:
-        return canonical(obj.state_key()), tuple(sorted((j.g, j.w) for j in jobs))
+        return canonical(view), tuple(sorted((j.g, j.w) for j in jobs))
     assert trust.view
-    return obj.state_key(), jobs
+    return view, jobs
 
 
 # --------------------------------------------------------------------------- the checks
@@ -217,7 +219,8 @@ def check_view(model: Any, samples: list[_Sample], steps: int = CHECK_STEPS) -> 
 
 
 def _rebuilt(model: Any, s: _Sample, view: Any, jobs: tuple[Job, ...]) -> Any:
-    return model.live(s.state.obj().with_state(view), jobs)
+    """The state rebuilt from ``view`` exactly as a trusted rebuild makes it (``LiveModel.rebuilt``)."""
+    return model.live(model.rebuilt(view), jobs)
 
 
 def check_rebuild(model: Any, samples: list[_Sample], steps: int = CHECK_STEPS) -> str | None:
@@ -292,7 +295,9 @@ def checked(model: Any, walk_depth: int, limit: int = SAMPLE_STATES, seed: int =
             if sym_why:
                 refused.append(sym_why)
             sym_ok = sym_why is None
-    return Checked(dec, Trust(view=view_why is None, symmetry=sym_ok), tuple(refused), len(samples))
+    rebuild_ok = view_why is None and dec.rebuild and rebuild_why is None
+    return Checked(dec, Trust(view=view_why is None, symmetry=sym_ok, rebuild=rebuild_ok), tuple(refused),
+                   len(samples))
 
 
 # --------------------------------------------------------------------------- COMPASS's fast path

@@ -24,7 +24,7 @@ import functools
 import pickle
 import types
 from enum import Enum
-from typing import Any, Hashable
+from typing import Any, Callable, Hashable
 
 from heuristics.gpu.cluster import Job, Placement
 
@@ -108,18 +108,22 @@ class Live:
     The scheduler is held as its pickle (``blob``). A state whose key does not need the pickle (a
     trusted view) may be made from the object itself, which it then owns (nobody else may change
     it): it is pickled when first expanded or shipped, so the successors that turn out to be
-    seen already never cost a pickle."""
+    seen already never cost a pickle. Under a trusted rebuild it is held as its view and the
+    checked rebuild (``rebuild(view)``, a fresh object each time) instead: no pickle at all
+    until it is shipped to another process."""
 
-    __slots__ = ("key", "_blob", "_obj", "placement", "jobs")
+    __slots__ = ("key", "_blob", "_obj", "placement", "jobs", "_view", "_rebuild")
 
     def __init__(self, key: Hashable, placement: Placement, jobs: tuple[Job, ...], blob: bytes | Frozen | None = None,
-                 obj: Any = None) -> None:
+                 obj: Any = None, view: Any = None, rebuild: Callable[[Any], Any] | None = None) -> None:
         self.key, self.placement, self.jobs, self._blob, self._obj = key, placement, jobs, blob, obj
+        self._view, self._rebuild = view, rebuild
 
     @property
     def blob(self) -> bytes | Frozen:
         if self._blob is None:
-            self._blob, self._obj = snapshot(self._obj), None
+            self._blob = snapshot(self._obj if self._rebuild is None else self._rebuild(self._view))
+            self._obj = None
         return self._blob
 
     def __eq__(self, other: object) -> bool:
@@ -136,10 +140,12 @@ class Live:
 
     def __setstate__(self, state: tuple[Hashable, bytes | Frozen, Placement, tuple[Job, ...]]) -> None:
         self.key, self._blob, self.placement, self.jobs = state
-        self._obj = None
+        self._obj = self._view = self._rebuild = None
 
     def obj(self) -> Any:
         """A fresh copy of the scheduler in this state (changing it never changes the state)."""
+        if self._rebuild is not None and self._blob is None:
+            return self._rebuild(self._view)
         return revive(self.blob)
 
     def running(self) -> dict[int, Job]:

@@ -150,7 +150,19 @@ class LiveModel:
         if self.trust == NONE:  # the key is the whole object: its pickle
             blob = snapshot(obj)
             return Live((jobs, blob), obj.placement(), jobs, blob=blob)
-        return Live(key_of(self.trust, obj, jobs), obj.placement(), jobs, obj=obj)
+        view = obj.state_key()
+        key = key_of(self.trust, view, jobs)
+        # a view declared as the placement itself (``state_key = placement``) is not computed twice
+        placement = view if getattr(type(obj), "state_key", None) is getattr(type(obj), "placement", ()) \
+            else obj.placement()
+        if self.trust.rebuild:  # checked: the state is its view, expanded through the rebuild
+            return Live(key, placement, jobs, view=view, rebuild=self.rebuilt)
+        return Live(key, placement, jobs, obj=obj)
+
+    def rebuilt(self, view: Any) -> Any:
+        """A fresh scheduler rebuilt from ``view`` (``with_state`` on a new ``factory(n)``: what the
+        rebuild check runs, and what a trusted rebuild expands)."""
+        return self.factory(self.size).with_state(view)
 
     def with_trust(self, trust: Trust, checked: dict[str, Any] | None = None) -> "LiveModel":
         """This model with states merged by ``trust`` instead; ``checked`` says how that trust was
@@ -205,8 +217,11 @@ class LiveModel:
             if ties is not None and not hasattr(obj, "ties"):
                 raise TypeError(f"{getattr(obj, 'name', type(obj).__name__)} exposes no tie points (a ``ties`` "
                                 f"chooser attribute)")
-            with answering(obj, ties), watchdog(None if limit is None else limit[0]):
+            if ties is None and limit is None:  # most events: no chooser to answer, no clock to set
                 res = call(obj, a)
+            else:
+                with answering(obj, ties), watchdog(None if limit is None else limit[0]):
+                    res = call(obj, a)
             if not isinstance(res, EventResult):
                 return Step(s, a, Outcome.FAILED, s, Detail(), f"{what} returned {type(res).__name__} {res!r:.60}, "
                                                                f"not an EventResult")

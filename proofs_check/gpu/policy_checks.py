@@ -48,11 +48,22 @@ class SpecFactory:
 
     def __init__(self, spec: str, capacity: int = G_DEFAULT) -> None:
         self.spec, self.capacity = spec, capacity
+        self._plugin: Callable[..., Policy] | None = None  # resolved once (a rebuild calls it per state)
+
+    def __getstate__(self) -> tuple[str, int]:
+        return self.spec, self.capacity
+
+    def __setstate__(self, state: tuple[str, int]) -> None:
+        self.spec, self.capacity = state
+        self._plugin = None
 
     def __call__(self, n: int) -> Policy:
-        if self.spec in policy_names():
-            return make_policy(self.spec, n, self.capacity)
-        return load_factory(self.spec)(n, self.capacity)  # type: ignore[no-any-return]
+        if self._plugin is None:
+            self._plugin = self._registered if self.spec in policy_names() else load_factory(self.spec)
+        return self._plugin(n, self.capacity)
+
+    def _registered(self, n: int, capacity: int) -> Policy:
+        return make_policy(self.spec, n, capacity)
 
 
 class CallableFactory:
