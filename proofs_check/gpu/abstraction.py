@@ -278,6 +278,7 @@ def checked(model: Any, walk_depth: int, limit: int = SAMPLE_STATES, seed: int =
     dec = Declared.of(obj)
     if not dec.view:
         return Checked(dec, NONE, (), 0)
+    model = _Remembered(model)
     samples = sample(model, SAMPLE_DEPTH, limit, walk_depth, seed)
     refused = []
     view_why = check_view(model, samples)
@@ -298,6 +299,26 @@ def checked(model: Any, walk_depth: int, limit: int = SAMPLE_STATES, seed: int =
     rebuild_ok = view_why is None and dec.rebuild and rebuild_why is None
     return Checked(dec, Trust(view=view_why is None, symmetry=sym_ok, rebuild=rebuild_ok), tuple(refused),
                    len(samples))
+
+
+class _Remembered:
+    """``model`` with its steps and views remembered for one :func:`checked`: the sampling and the
+    three checks step the same sampled states by the same events (states are whole objects,
+    compared by their pickles, so a hit is the same scheduler state)."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        self._steps: dict[tuple[Any, Any], Any] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.model, name)
+
+    def step(self, s: Any, a: Any) -> Any:
+        key = (s, a)
+        st = self._steps.get(key)
+        if st is None:
+            st = self._steps[key] = self.model.step(s, a)
+        return st
 
 
 # --------------------------------------------------------------------------- COMPASS's fast path
