@@ -24,7 +24,9 @@ class SymmetricBestFit:
             return EventResult.refused("does not fit")
         for _ in range(job.w):
             least = min(f for f in free if f >= job.g)
-            tied = [k for k, f in enumerate(free) if f == least]
+            # nodes of equal content give equivalent placements: one of each content is compared
+            tied = list({tuple(sorted(self.nodes[k])): k for k, f in reversed(list(enumerate(free)))
+                         if f == least}.values())
             k = tied[0] if len(tied) == 1 else min(tied, key=lambda k: canonical(self._with(k, Instance(job.id, job.g))))
             self.nodes[k].append(Instance(job.id, job.g))
             free[k] -= job.g
