@@ -454,8 +454,12 @@ def walk(model: HierModel, events: list[Event]) -> list[dict[str, Any]]:
     """Re-run ``events`` from the empty cluster exactly as the search did (expand the canonical
     state, take the event's tie choices, canonicalise after), with stable job names J0, J1, … in
     arrival order. One record per event: shown event, canonical state, rendered lines,
-    migrations, failure, names (canonical label -> stable name); stops at a failure."""
-    cur = hier_canonical(model.proto.state_key())
+    migrations, failure, names (canonical label -> stable name); stops at a failure. A model that
+    explored the real states (``symmetric`` False: its symmetry was refused) is re-run on them."""
+    canonical = getattr(model, "symmetric", True)
+    cur = model.proto.state_key()
+    if canonical:
+        cur = hier_canonical(cur)
     names: dict[int, int] = {}
     fresh = 0
     steps = []
@@ -470,8 +474,11 @@ def walk(model: HierModel, events: list[Event]) -> list[dict[str, Any]]:
             steps.append({"event": shown, "state": cur, "lines": render(cur, names).splitlines(), "migrations": 0,
                           "failure": res.reason, "names": names})
             break
-        cur, lab = hier_canonical_map(pol.state_key())
-        names = {lab[j]: names[j] for j in lab}
+        if canonical:
+            cur, lab = hier_canonical_map(pol.state_key())
+            names = {lab[j]: names[j] for j in lab}
+        else:
+            cur = pol.state_key()
         steps.append({"event": shown, "state": cur, "lines": render(cur, names).splitlines(),
                       "migrations": len(res.migrations), "failure": "", "names": names})
     return steps

@@ -58,6 +58,7 @@ from proofs_check.core.verdict import ClaimResult, Explained, Verdict
 from proofs_check.gpu.events import Event, apply_event
 from proofs_check.gpu.flat_claims import _TIES_TEXT as TIES_TEXT
 from proofs_check.gpu.flat_claims import ALL_G, Bounds
+from proofs_check.gpu.hier_check import symmetric, trust
 from proofs_check.gpu.hier_model import HierFacts, HierModel, hier_facts, hier_running_jobs, legal_demands, shown_hier
 from proofs_check.gpu.policy_model import answering
 from proofs_check.gpu.policy_checks import (
@@ -164,12 +165,26 @@ class HierPolicyModel(HierModel):
     def __init__(self, factory: HierFactory, n_domains: int, demands: tuple[int, ...], max_jobs: int,
                  max_w: int, all_ties: bool = False) -> None:
         super().__init__(n_domains, factory.k, "literal", demands, max_jobs, max_w, wcc=False, all_ties=all_ties)
-        self.proto = factory(n_domains * factory.k)
+        self.proto, self.factory = factory(n_domains * factory.k), factory
+        self.symmetric = True  # until ``hier_check.trust`` refused it: then states are raw views
+        self.checked: dict[str, Any] = {}
+
+    def describe(self) -> dict[str, Any]:
+        """``core.model.Described``: the abstraction check of this size, if one ran."""
+        return {"abstractions": self.checked} if self.checked else {}
 
     def _run(self, s: HierView, a: Event, ties: Script | None) -> Step[HierView, Event]:
-        what = str(a)
         try:
             pol = self.proto.with_state(s)
+        except Exception as e:
+            return Step(s, a, Outcome.FAILED, s, HierDetail(), f"{a} raised {type(e).__name__}: {e}")
+        return self.run_on(pol, s, a, ties)
+
+    def run_on(self, pol: Any, s: HierView, a: Event, ties: Script | None) -> Step[HierView, Event]:
+        """Event ``a`` on the scheduler object ``pol``, whose state is ``s`` (a rebuild of ``s``
+        when exploring; the real object when ``hier_check`` compares the two)."""
+        what = str(a)
+        try:
             with answering(pol, ties):
                 res = apply_event(pol, a)
             after = pol.state_key()
@@ -178,7 +193,7 @@ class HierPolicyModel(HierModel):
         if res.outcome is PolicyOutcome.FAILED:
             return Step(s, a, Outcome.FAILED, s, HierDetail(), res.reason or f"{what}: operator failure")
         if res.outcome is PolicyOutcome.REFUSED:
-            changed = None if self.representative(after) == s else after
+            changed = None if self.representative(after) == self.representative(s) else after
             return Step(s, a, Outcome.APPLIED, s, HierDetail(refused=True, changed_to=changed), res.reason)
         return Step(s, a, Outcome.APPLIED, after, HierDetail(tuple(res.migrations)), res.reason)
 
@@ -189,6 +204,8 @@ class HierPolicyModel(HierModel):
         return self.representative(st.state), len(d.migrations), d.refused, changed
 
     def representative(self, s: HierView) -> HierView:
+        if not self.symmetric:
+            return s
         try:
             return super().representative(s)
         except Exception:  # a malformed state (policy.valid reports it) is its own representative
@@ -350,7 +367,9 @@ def _models(fac: HierFactory, bounds: Bounds, params: PolicyParams,
             sizes: Iterable[int] | None = None) -> Iterable[HierPolicyModel]:
     demands = hier_demands(params, fac.k)
     for d in sizes if sizes is not None else range(bounds.min_nodes, bounds.max_nodes + 1):
-        yield HierPolicyModel(fac, d, demands, bounds.max_jobs, bounds.max_w, bounds.ties == "all")
+        model = HierPolicyModel(fac, d, demands, bounds.max_jobs, bounds.max_w, bounds.ties == "all")
+        trust(model, bounds.strict)
+        yield model
 
 
 def _says(bounds: Bounds, k: int) -> Explained:
@@ -399,7 +418,9 @@ class HierFamily:
         return hier_bounds_row(self.target, bounds, params)
 
     def stats(self, exp: Exploration[Any, Any], bounds: Bounds) -> dict[str, Any]:
-        return {}
+        # as the flat family's: from the exploration, so a resumed run reports the checks made
+        return {"abstractions": {f"D={s.size}": s.notes["abstractions"] for s in exp.sizes
+                                 if "abstractions" in s.notes}}
 
     def record(self, cid: str, f: Finding[Any, Any], params: PolicyParams, **extra: Any) -> Record:
         return hier_record(cid, f, self.target, params, **extra)
@@ -414,13 +435,14 @@ def hier_record(cid: str, f: Finding[HierView, Event], target: PolicyTarget, par
     """A ``policy`` trace record on the hierarchy: ``n_nodes`` = D, ``K`` and the options recorded."""
     fac = _factory(target)
     model = HierPolicyModel(fac, f.size, (), 0, 0)
+    model.symmetric = symmetric(fac, f.size)
     try:
         shown = shown_hier(model, list(f.actions))
     except Exception:  # the scheduler raised while re-run: the search's own states
         shown = [{"event": str(a), "state": [], "figures": {}, "failure": f.failure} for a in f.actions]
     return trace_record(cid, "policy", model, f, shown, variant=target.name, policy=target.name,
                         params=params.to_json(), capacity=G_PANEL, K=fac.k, wcc_trajectory=False,
-                        policy_opts=[list(kv) for kv in fac.opts], **extra)
+                        policy_opts=[list(kv) for kv in fac.opts], symmetric=model.symmetric, **extra)
 
 
 def bounds_text(target: PolicyTarget, bounds: Bounds, params: PolicyParams) -> str:
@@ -441,6 +463,7 @@ def replay(rec: Record, measure_id: str) -> tuple[ClaimResult, list[str]]:
     target = hier_target(tuple((str(k), v) for k, v in rec.get("policy_opts") or ()))
     params = PolicyParams.from_json(rec.get("params") or {})
     model = HierPolicyModel(_factory(target), int(rec["n_nodes"]), (), 0, 0)
+    model.symmetric = bool(rec.get("symmetric", True))
     prop = gap_probe(int(rec.get("gap", 1)), HIER_TESTS, measure_id) if cid == measure_id else hier_prop(cid, params)
     events = [model.action_from_json(e) for e in rec["events"]]
     steps = replay_steps(model, events)
