@@ -215,3 +215,20 @@ def test_simulator_runs_on_nvl72_racks():
     res = simulate(jobs, SimConfig("hier-compass", n_nodes=36, policy_opts=(("panels_per_domain", 9),)))
     assert res.status == "complete"
     assert all(r.start >= r.submit for r in res.jobs)
+
+
+def test_a_departure_that_draws_its_own_unit_decides_as_a_rebuild_does():
+    """J5 (three 1-GPU units: a filler beside J4's slot, two in a pool) departs: removing the
+    filler draws one of J5's own pool units into the slot (filler-replace). Which unit moved must
+    not matter; when the removal order was ranked once up front it did, and the live scheduler
+    made one migration where a rebuild of the same state made two (found by
+    test_placements_always_valid in a fresh-clone CI run)."""
+    events = [(True, Job(0, 1, 1)), (False, 0), (True, Job(1, 1, 1)), (False, 1), (True, Job(2, 1, 1)),
+              (True, Job(3, 3, 2)), (True, Job(4, 3, 1)), (False, 2), (True, Job(5, 1, 3)), (True, Job(6, 3, 1)),
+              (False, 3), (False, 6), (False, 5)]
+    h = HierCompass(2, 2)
+    for arrive, x in events:
+        fresh = h.clone()
+        got, want = (h.arrive(x), fresh.arrive(x)) if arrive else (h.depart(x), fresh.depart(x))
+        assert got == want and h.state_key() == fresh.state_key()
+    assert len(got.migrations) == 2

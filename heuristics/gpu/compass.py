@@ -33,9 +33,10 @@ Readings chosen for ``literal`` (the ambiguities of §4.3):
    has no legal destination then, the event is an explicit operator failure and the state is left
    unchanged. ``dissolve_first=True`` dissolves first, so the freed GPUs can take the fillers.
 9. Algorithm 1 removes "the k-th instance" of a departing job; instances of a job are
-   interchangeable, so k orders them by current location (node index, then position). A filler's
-   replacement may then be drawn from the departing job's own pool instances (moved, then
-   removed); ``pool_first=True`` removes those first.
+   interchangeable, so k orders them by current location (node index, then position), taken
+   afresh before each removal (where the instances are *then*). A filler's replacement may then
+   be drawn from the departing job's own pool instances (moved, then removed);
+   ``pool_first=True`` removes those first.
 10. A pool node left with no instance, or a slotted node left with no slot, becomes empty.
 
 Variant ``repaired`` (docs/repaired.md) changes four switches and nothing else: Compact runs the
@@ -527,15 +528,22 @@ class Compass:
 
     def _removals(self, job_id: int) -> Iterable[_Slot | _Unit]:
         """The departing job's instances in removal order (reading 9; with ties, any order:
-        each next instance is a choice among the first-ranked remaining ones, one per place)."""
-        left = sorted(self.members[job_id], key=self._removal_order)
-        if self.ties is None:
-            yield from left
-            return
+        each next instance is a choice among the first-ranked remaining ones, one per place).
+
+        The order is taken afresh before each removal, from where the instances are then: a
+        removed filler's replacement may be one of the job's own pool units (filler-replace), and
+        which of its interchangeable units moved must not decide what follows. Ranked once up
+        front, it did: the live scheduler and one rebuilt from its state (lists in another
+        order) made different numbers of migrations on the same state."""
+        left = list(self.members[job_id])
         while left:
-            first = self._removal_order(left[0])[0]
-            places = {self._place_of(m): m for m in reversed(left) if self._removal_order(m)[0] == first}
-            m = pick(self.ties, "Remove: which instance next", sorted(places.values(), key=self._removal_order))
+            left.sort(key=self._removal_order)
+            if self.ties is None:
+                m = left[0]
+            else:
+                first = self._removal_order(left[0])[0]
+                places = {self._place_of(m): m for m in reversed(left) if self._removal_order(m)[0] == first}
+                m = pick(self.ties, "Remove: which instance next", sorted(places.values(), key=self._removal_order))
             left.remove(m)
             yield m
 
