@@ -46,6 +46,14 @@ NOT_RUN_DASK = "needs a Dask scheduler and workers on other hosts (the Dask back
 NOT_RUN_KUBECTL = "needs a Kubernetes cluster and kubectl (examples/k8s/ holds such output, audited below)"
 SNAPSHOT = "SNAPSHOT.json is the reader's own file: here the example snapshot, examples/data/snapshot.json"
 
+# The verify examples the README and docs/verify.md both show.
+VERIFY_BASICS: dict[str, Example] = {
+    "verify --list": Example("verify --list"),
+    "verify --theorem 1 --max-nodes 6": Example("verify --theorem 1 --max-nodes 2", 1, "N ≤ 2: the same violation"),
+    "verify --all --max-nodes 4 --json r.json --junit r.xml":
+        Example("verify --all --max-nodes 2 --depth 4 --json r.json --junit r.xml", 1, "N ≤ 2, depth 4"),
+    "verify --replay r.json": Example("verify --replay r.json", 1),
+}
 EXAMPLES: dict[str, Example] = {
     "pip install -e . && verify --theorem 1 --max-nodes 6": Example(None, why=NOT_RUN_INSTALL),
     "pip install -e '.[test]' && python -m pytest -q": Example(None, why="the test suite itself"),
@@ -58,13 +66,9 @@ EXAMPLES: dict[str, Example] = {
     "simulate --generate gfs:0 --eta 0.95 --schedulers compass-repaired,fft,best-fit":
         Example("simulate --generate gfs:0 --eta 0.95 --window 0:4000 --schedulers compass-repaired,fft,best-fit", 0,
                 "the first 4,000 s"),
-    "verify --list": Example("verify --list"),
-    "verify --theorem 1 --max-nodes 6": Example("verify --theorem 1 --max-nodes 2", 1, "N ≤ 2: the same violation"),
-    "verify --all --max-nodes 4 --json r.json --junit r.xml":
-        Example("verify --all --max-nodes 2 --depth 4 --json r.json --junit r.xml", 1, "N ≤ 2, depth 4"),
+    **VERIFY_BASICS,
     "verify --claim thm1.pool --max-nodes 3 --random 100 --seed 7":
         Example("verify --claim thm1.pool --max-nodes 2 --random 20 --seed 7", 0, "N ≤ 2, 20 samples"),
-    "verify --replay r.json": Example("verify --replay r.json", 1),
     "verify --replay r.json --plot figs/": Example("verify --replay r.json --plot figs/", 1),
     "verify --theorem 1 --ties all --max-nodes 3": Example("verify --theorem 1 --ties all --max-nodes 2", 1, "N ≤ 2"),
     "verify --theorem 1 --variant repaired --max-nodes all":
@@ -208,14 +212,10 @@ SIFOPT_SCHEDULER_DOC: dict[str, Example] = {
     "admit SNAPSHOT.json --repack [--target K]": Example("admit examples/data/snapshot.json --repack --target 1", 0, SNAPSHOT),
 }
 VERIFY_DOC: dict[str, Example] = {
-    "verify --theorem 1 --max-nodes 6": Example("verify --theorem 1 --max-nodes 2", 1, "N ≤ 2: the same violation"),
-    "verify --all --max-nodes 4 --json r.json --junit r.xml":
-        Example("verify --all --max-nodes 2 --depth 4 --json r.json --junit r.xml", 1, "N ≤ 2, depth 4"),
+    **VERIFY_BASICS,
     "verify --claim prop3 --random 500 --seed 7":
         Example("verify --claim prop3 --max-nodes 2 --depth 4 --random 10 --seed 7", 1, "N ≤ 2, depth 4, 10 samples"),
-    "verify --replay r.json": Example("verify --replay r.json", 1),
     "verify --audit examples/data/placements.jsonl --bound 2": Example("verify --audit examples/data/placements.jsonl --bound 2"),
-    "verify --list": Example("verify --list"),
     "verify --all --variant repaired --max-nodes 6":
         Example("verify --all --variant repaired --max-nodes 2 --depth 4", 0, "N ≤ 2, depth 4"),
     "kubectl get nodes -o json > nodes.json": Example(None, why=NOT_RUN_KUBECTL),
