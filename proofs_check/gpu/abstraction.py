@@ -105,7 +105,8 @@ class _Sample(NamedTuple):
     path: tuple[Any, ...]  # the actions from the empty cluster
 
 
-def _path_text(path: Sequence[Any]) -> str:
+def path_text(path: Sequence[Any]) -> str:
+    """Events from the empty cluster as a refusal line names a state."""
     return "[" + " ".join(str(a) for a in path) + "]" if path else "[the empty cluster]"
 
 
@@ -172,14 +173,14 @@ def _agree(model: Any, a: Any, b: Any, steps: int, view: Callable[[Any], Any],
     """None when ``a`` and ``b`` behave alike for ``steps`` events, else where they differ."""
     acts_a, acts_b = list(model.actions(a)), list(model.actions(b))
     if acts_a != acts_b:
-        return f"after {_path_text(path)}: they offer different events" if path else "in the events they offer"
+        return f"after {path_text(path)}: they offer different events" if path else "in the events they offer"
     deeper: list[tuple[Any, Any, tuple[Any, ...]]] = []
     for act in acts_a:
         x, y = model.step(a, act), model.step(b, act)
         sx, sy = _signature(x, view), _signature(y, view)
         here = path + (act,)
         if sx != sy:
-            return f"after {_path_text(here)}: {_difference(sx, sy)}"
+            return f"after {path_text(here)}: {_difference(sx, sy)}"
         if steps > 1 and x.applied:
             deeper.append((x.state, y.state, here))
     # Every event one step deep; deeper, a few successors spread over the event list (the cost
@@ -213,7 +214,7 @@ def check_view(model: Any, samples: list[_Sample], steps: int = CHECK_STEPS) -> 
             continue
         why = _agree(model, first.state, s.state, steps, _view)
         if why:
-            return (f"view refused: the states after {_path_text(first.path)} and after {_path_text(s.path)} have "
+            return (f"view refused: the states after {path_text(first.path)} and after {path_text(s.path)} have "
                     f"equal views (state_key()) but differ {why}")
     return None
 
@@ -229,10 +230,10 @@ def check_rebuild(model: Any, samples: list[_Sample], steps: int = CHECK_STEPS) 
         try:
             r = _rebuilt(model, s, _view(s.state), s.state.jobs)
         except Exception as e:
-            return f"rebuild refused: with_state(state_key()) after {_path_text(s.path)} raised {type(e).__name__}: {e}"
+            return f"rebuild refused: with_state(state_key()) after {path_text(s.path)} raised {type(e).__name__}: {e}"
         why = _agree(model, s.state, r, steps, lambda x: (_view(x), x.placement))
         if why:
-            return f"rebuild refused: with_state(state_key()) after {_path_text(s.path)} and the scheduler itself " \
+            return f"rebuild refused: with_state(state_key()) after {path_text(s.path)} and the scheduler itself " \
                    f"differ {why}"
     return None
 
@@ -259,14 +260,14 @@ def check_symmetry(model: Any, samples: list[_Sample]) -> str | None:
         try:
             r = _rebuilt(model, s, rep, jobs)
         except Exception as e:
-            return f"symmetry refused: with_state(canonical view) after {_path_text(s.path)} raised " \
+            return f"symmetry refused: with_state(canonical view) after {path_text(s.path)} raised " \
                    f"{type(e).__name__}: {e}"
         for a in model.actions(s.state):
             x, y = model.step(s.state, a), model.step(r, _matching(model, r, a, labels))
             sx = _signature(x, lambda t: canonical(_view(t)))
             sy = _signature(y, lambda t: canonical(_view(t)))
             if sx != sy:
-                return (f"symmetry refused: after {_path_text(s.path + (a,))}, the same state with its nodes and jobs "
+                return (f"symmetry refused: after {path_text(s.path + (a,))}, the same state with its nodes and jobs "
                         f"renumbered (canonical form) gives another result: {_difference(sx, sy)}")
     return None
 
@@ -302,9 +303,9 @@ def checked(model: Any, walk_depth: int, limit: int = SAMPLE_STATES, seed: int =
 
 
 class _Remembered:
-    """``model`` with its steps and views remembered for one :func:`checked`: the sampling and the
-    three checks step the same sampled states by the same events (states are whole objects,
-    compared by their pickles, so a hit is the same scheduler state)."""
+    """``model`` with its steps remembered for one :func:`checked`: the sampling and the three
+    checks step the same sampled states by the same events (states are whole objects, compared
+    by their pickles, so a hit is the same scheduler state)."""
 
     def __init__(self, model: Any) -> None:
         self.model = model
@@ -344,10 +345,10 @@ def check_fast_path(model: Any, limit: int = FAST_PATH_STATES) -> str | None:
             try:
                 fast = model.step(s.state, a)
             except Exception as e:
-                return f"apply-and-undo refused: after {_path_text(s.path + (a,))} it raised {type(e).__name__}: {e}"
+                return f"apply-and-undo refused: after {path_text(s.path + (a,))} it raised {type(e).__name__}: {e}"
             got = (fast.outcome, canonical(fast.state), len(fast.detail or ()))
             want = (fresh.outcome, canonical(fresh.state), len(fresh.detail or ()))
             if got != want:
-                return (f"apply-and-undo refused: after {_path_text(s.path + (a,))} it gives {got[0].value} with "
+                return (f"apply-and-undo refused: after {path_text(s.path + (a,))} it gives {got[0].value} with "
                         f"{got[2]} migration(s), a fresh rebuild {want[0].value} with {want[2]} (or another state)")
     return None

@@ -26,13 +26,14 @@ samples is evidence, not proof; the report says on how many states it passed.
 from __future__ import annotations
 
 import copy
-from collections import deque
 import sys
+from collections import deque
 from typing import Any, Hashable, NamedTuple, Sequence
 
 from heuristics.gpu.hier_abs import HierView
 from heuristics.gpu.ties import Script
 from proofs_check.core.model import Step
+from proofs_check.gpu.abstraction import path_text
 from proofs_check.gpu.events import Event
 from proofs_check.gpu.hier_model import hier_canonical_map
 from proofs_check.gpu.policy_checks import PolicyError
@@ -78,7 +79,7 @@ def check_hier_abstraction(model: Any, limit: int = SAMPLE_STATES, depth: int = 
             got = _results(model, s, model.actions(s), back)
             wrong = next((e for e, want in live.items() if got.get(e) != want), None)
             if wrong is not None:
-                why[part] = (f"{part} refused: after {_path(path)}, {_event(wrong)} on the scheduler itself and on "
+                why[part] = (f"{part} refused: after {path_text(path)}, {_event(wrong)} on the scheduler itself and on "
                              f"{name} give different results")
         if len(path) + 1 < depth:
             for child, a in children:
@@ -156,7 +157,3 @@ def _result(model: Any, st: Step[Any, Any]) -> Hashable:
 def _event(base: Hashable) -> str:
     assert isinstance(base, tuple)
     return f"+(g={base[1]},w={base[2]})" if base[0] == "+" else f"-J{base[1]}"
-
-
-def _path(path: tuple[Event, ...]) -> str:
-    return "[" + " ".join(str(a) for a in path) + "]" if path else "[the empty cluster]"
