@@ -72,9 +72,7 @@ def sample(model_of: Callable[[int], StateModel[S, A]], sizes: Sequence[int], pr
     last_stop["reason"] = ""
 
     def body(size: int, choices: list[int], data: Any) -> None:
-        if interrupt.requested():
-            last_stop["reason"] = interrupt.INTERRUPTED
-            raise _Stopped()
+        # a signal already received is raised on entering the sequence (``abandonable``)
         if deadline is not None and time.perf_counter() >= deadline:
             last_stop["reason"] = TIME_LIMIT
             raise _Stopped()
