@@ -16,7 +16,8 @@ on the same bounds, with ``examples/`` on the path:
 * ``sym`` — the same bounds for ``symmetric_best_fit:SymmetricBestFit`` (examples/), which declares
   symmetry: the reference rebuilt it from canonical states, this tree checks the declaration and
   merges real successors by canonical form. Both must reach the same distinct states; the figure is
-  the wall-time ratio (goal ≈ 1); ``sym6`` the same at depth 6;
+  the wall-time ratio (goal ≈ 1); ``sym6`` the same at depth 6, ``sym4`` on N ≤ 4 at depth 7,
+  ``sym5`` on N ≤ 5 at depth 8 (the check's cost is per size: its share falls as bounds grow);
 * ``compass`` — ``verify --policy compass-literal`` on the ``ff`` bounds: the reference rebuilt a
   Compass from each canonical AbsView per event; this tree keeps the objects, merged by their
   checked view (more states: the real ones, without node renumbering).
@@ -42,6 +43,8 @@ CASES = {
              "--depth", "6"],
     "sym4": ["--policy", "symmetric_best_fit:SymmetricBestFit", "--claim", "policy.valid", "--max-nodes", "4",
              "--depth", "7"],
+    "sym5": ["--policy", "symmetric_best_fit:SymmetricBestFit", "--claim", "policy.valid", "--max-nodes", "5",
+             "--depth", "8"],
     "compass": ["--policy", "compass-literal", *POLICY_BOUNDS],
 }
 

@@ -328,3 +328,14 @@ def test_a_trusted_rebuild_expands_views_and_reaches_what_the_objects_reach(name
     got = reachable(fast, 5)
     assert {s.key for s in got} == {s.key for s in reachable(kept, 5)}
     assert all(s._blob is None for s in got)
+
+
+def test_the_checks_keep_each_states_view_and_it_is_the_objects() -> None:
+    """The abstraction checks compare views of states held as pickles: a model keeping views
+    takes each from the object that made the state, and it is the revived copy's ``state_key()``;
+    the model the search runs keeps none (its states stay as small as before)."""
+    m = LiveModel(lambda k: make_policy("compass-literal", k), 2, EventBounds(ALL_G, 3, 2))
+    kept = m.keeping_views()
+    got = reachable(kept, 3)
+    assert len(got) > 20 and all(s._view is not None and s.view() == s.obj().state_key() for s in got)
+    assert all(s._view is None for s in reachable(m, 2))

@@ -40,7 +40,7 @@ import zlib
 from dataclasses import dataclass
 from typing import Any, Callable, Generic, Hashable, Iterable, Sequence
 
-from proofs_check.core import interrupt
+from proofs_check.core import heap, interrupt
 from proofs_check.core.engine import SERIAL, Engine, WorkerLost
 from proofs_check.core.interrupt import INTERRUPTED
 from proofs_check.core.records import Exploration, Finding, Limits, PropertyOutcome, SizeStats
@@ -212,6 +212,7 @@ class Shard(Generic[S, A]):
                 tally.evaluate(props, rebuild(entry), True, rank)
         self.frontier = frontier
         self.new_parents = sorted(r[:-1] for r, _ in frontier)
+        heap.settle()
         return {"new": len(frontier), "tally": tally}
 
     def smallest_parents(self, c: int) -> list[Rank]:
@@ -289,8 +290,9 @@ def explore(models: Iterable[StateModel[S, A]], properties: Sequence[Property[S,
             break
         here = resume if resume is not None and resume["stats"].size == model.size else None
         saver = run.saver(result)
-        stats = _explore_size(model, open_props, result.outcomes, limits, engine, run.deadline, progress, label,
-                              here, saver)
+        with heap.long_lived():
+            stats = _explore_size(model, open_props, result.outcomes, limits, engine, run.deadline, progress, label,
+                                  here, saver)
         resume = None
         result.sizes.append(stats)
         if not stats.complete:

@@ -158,7 +158,7 @@ def _breadth_first(model: Any, root: _Sample, seen: set[Any], depth: int, limit:
 
 
 def _view(live: Any) -> Any:
-    return live.obj().state_key()
+    return live.view()
 
 
 def _signature(st: Step[Any, Any], view: Callable[[Any], Any]) -> tuple[Any, ...]:
@@ -279,7 +279,7 @@ def checked(model: Any, walk_depth: int, limit: int = SAMPLE_STATES, seed: int =
     dec = Declared.of(obj)
     if not dec.view:
         return Checked(dec, NONE, (), 0)
-    model = _Remembered(model)
+    model = _Remembered(model.keeping_views())
     samples = sample(model, SAMPLE_DEPTH, limit, walk_depth, seed)
     refused = []
     view_why = check_view(model, samples)

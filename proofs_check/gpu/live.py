@@ -148,6 +148,11 @@ class Live:
             return self._rebuild(self._view)
         return revive(self.blob)
 
+    def view(self) -> Any:
+        """The scheduler's declared view (``state_key()``) in this state: the one kept with the
+        state when the model keeps views (the abstraction checks), else the revived copy's."""
+        return self._view if self._view is not None else self.obj().state_key()
+
     def running(self) -> dict[int, Job]:
         """The environment's running jobs by id."""
         return {j.id: j for j in self.jobs}

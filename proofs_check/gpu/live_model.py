@@ -130,6 +130,7 @@ class LiveModel:
         self.factory, self.size, self.events, self.trust, self.watch = factory, n, events, trust, watch
         self._late = False  # the run's deadline passed inside an event (said once)
         self._checked: dict[str, Any] | None = None
+        self._views = False  # keep each state's view with it (``keeping_views``)
         proto = factory(n)
         self.capacity: int = proto.capacity
         self.rounds = callable(getattr(proto, "next_round", None))
@@ -149,7 +150,7 @@ class LiveModel:
             obj.ties = None
         if self.trust == NONE:  # the key is the whole object: its pickle
             blob = snapshot(obj)
-            return Live((jobs, blob), obj.placement(), jobs, blob=blob)
+            return Live((jobs, blob), obj.placement(), jobs, blob=blob, view=obj.state_key() if self._views else None)
         view = obj.state_key()
         key = key_of(self.trust, view, jobs)
         # a view declared as the placement itself (``state_key = placement``) is not computed twice
@@ -170,6 +171,15 @@ class LiveModel:
         m = LiveModel.__new__(LiveModel)
         m.__dict__.update(self.__dict__)
         m.trust, m._ready, m._checked = trust, ReadySteps(), checked
+        m._root = m.live(self._root.obj(), ())
+        return m
+
+    def keeping_views(self) -> "LiveModel":
+        """This model (states merged by the whole object) with each state's view taken from the
+        object that made it and kept with it: the abstraction checks compare views of states
+        they hold as pickles, which then need not be revived for it."""
+        m = self.with_trust(self.trust, self._checked)
+        m._views = True
         m._root = m.live(self._root.obj(), ())
         return m
 
