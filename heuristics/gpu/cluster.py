@@ -107,13 +107,15 @@ def placement_violations(p: Placement, jobs: Iterable[Job] | None = None,
     job_g: dict[int, int] = {}
     for n, node in enumerate(p.nodes):
         cap = p.capacity if capacities is None else capacities[n]
+        used = 0
         for inst in node:
+            used += inst.g
             if not 1 <= inst.g <= cap:
                 out.append(f"node {n}: instance of job {inst.job} has g={inst.g} outside 1..{cap}")
             if job_g.setdefault(inst.job, inst.g) != inst.g:
                 out.append(f"job {inst.job}: instances with different demands {job_g[inst.job]} and {inst.g}")
-        if p.used(n) > cap:
-            out.append(f"node {n}: {p.used(n)} GPUs used > capacity {cap}")
+        if used > cap:
+            out.append(f"node {n}: {used} GPUs used > capacity {cap}")
     if jobs is not None:
         out += gang_violations(job_instance_counts(p), job_g, jobs)
     return out

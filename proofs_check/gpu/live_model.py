@@ -56,6 +56,9 @@ class Detail:
     changed_to: Placement | None = None
 
 
+_PLAIN = Detail()  # most events: no migration, not refused (frozen, so one value serves them all)
+
+
 def describe(a: Action) -> str:
     """The call an action makes, as a failure names it."""
     if isinstance(a, Round):
@@ -221,7 +224,6 @@ class LiveModel:
 
     def _run(self, s: Live, a: Action, ties: Chooser | None) -> LiveStep:
         obj = s.obj()
-        what = describe(a)
         limit = self.watch.seconds()
         try:
             if ties is not None and not hasattr(obj, "ties"):
@@ -233,29 +235,30 @@ class LiveModel:
                 with answering(obj, ties), watchdog(None if limit is None else limit[0]):
                     res = call(obj, a)
             if not isinstance(res, EventResult):
-                return Step(s, a, Outcome.FAILED, s, Detail(), f"{what} returned {type(res).__name__} {res!r:.60}, "
-                                                               f"not an EventResult")
+                return Step(s, a, Outcome.FAILED, s, Detail(),
+                            f"{describe(a)} returned {type(res).__name__} {res!r:.60}, not an EventResult")
             if res.outcome is PolicyOutcome.FAILED:
-                return Step(s, a, Outcome.FAILED, s, Detail(), res.reason or f"{what}: operator failure")
+                return Step(s, a, Outcome.FAILED, s, Detail(), res.reason or f"{describe(a)}: operator failure")
             after = self.live(obj, jobs_after(s.jobs, a, res.ok))
         except _OutOfTime:
             assert limit is not None
             if limit[1]:
-                return Step(s, a, Outcome.FAILED, s, Detail(), f"{what} did not return within {limit[0]:g} s "
+                return Step(s, a, Outcome.FAILED, s, Detail(), f"{describe(a)} did not return within {limit[0]:g} s "
                                                                f"(--event-time-limit)")
             if not self._late:  # once: every event after the deadline is cut short too
                 self._late = True
-                print(f"verify: the time limit ran out inside {what} on N={self.size}; the exploration stops there "
-                      f"(inconclusive)", file=sys.stderr)
-            return Step(s, a, Outcome.REFUSED, s, Detail(), f"{what}: the run's time limit ran out")
+                print(f"verify: the time limit ran out inside {describe(a)} on N={self.size}; the exploration stops "
+                      f"there (inconclusive)", file=sys.stderr)
+            return Step(s, a, Outcome.REFUSED, s, Detail(), f"{describe(a)}: the run's time limit ran out")
         # The scheduler's own failure, never the checker's: SystemExit and KeyboardInterrupt too
         # (a real SIGINT raises interrupt.Interrupted, which is not caught here).
         except (Exception, SystemExit, KeyboardInterrupt) as e:
-            return Step(s, a, Outcome.FAILED, s, Detail(), f"{what} raised {type(e).__name__}: {e}")
+            return Step(s, a, Outcome.FAILED, s, Detail(), f"{describe(a)} raised {type(e).__name__}: {e}")
         if res.outcome is PolicyOutcome.REFUSED:
             changed = None if after.placement == s.placement else after.placement
             return Step(s, a, Outcome.APPLIED, after, Detail(refused=True, changed_to=changed), res.reason)
-        return Step(s, a, Outcome.APPLIED, after, Detail(tuple(res.migrations)), res.reason)
+        return Step(s, a, Outcome.APPLIED, after, Detail(tuple(res.migrations)) if res.migrations else _PLAIN,
+                    res.reason)
 
     def representative(self, s: Live) -> Live:
         return s  # the key already is the class: the search keeps and expands the real object
