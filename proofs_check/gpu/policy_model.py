@@ -153,6 +153,8 @@ class PolicyModel:
             pol = self._base
         else:
             pol = self.proto.with_state(s)
+        if ties is None:  # most events: no chooser to install (``answering`` would do nothing)
+            return self._apply(pol, s, a)
         with answering(pol, ties):
             return self._apply(pol, s, a)
 
