@@ -71,6 +71,51 @@ def test_gpu_spec_is_honoured_natively() -> None:
         assert pol.arrive(Job(4, 4, 1)).ok       # an unconstrained job takes them
 
 
+def test_drr_honours_gpu_spec_in_placement_and_in_its_drain() -> None:
+    """DRR runs natively with model-constrained jobs: best-fit places them on nodes of their
+    models, and its drain moves an instance only to a node of its models (else nothing moves)."""
+    caps, models = [8, 8, 8], ["A", "B", "B"]
+    pol = mixed_policy("drr", caps, models, {1: frozenset({"A"}), 2: frozenset({"B"})})
+    assert not isinstance(pol, PlaceholderPolicy)
+    assert pol.arrive(Job(1, 1, 1)).ok and pol.arrive(Job(2, 6, 1)).ok
+    assert pol.placement().nodes[:2] == ((Instance(1, 1),), (Instance(2, 6),))  # each on its model's node
+    assert pol.tick(0.0).migrations == ()  # the least-used node holds J1, whose only model is A: no target
+    assert pol.placement().nodes[0] == (Instance(1, 1),)
+    free = mixed_policy("drr", caps, models, {2: frozenset({"B"})})  # the same jobs, J1 unconstrained
+    assert free.arrive(Job(1, 1, 1)).ok and free.arrive(Job(2, 6, 1)).ok
+    (move,) = free.tick(0.0).migrations
+    assert (move.job, move.src, move.dst) == (1, 0, 1)
+    assert pol.arrive(Job(3, 8, 1)).ok and pol.placement().nodes[2] == (Instance(3, 8),)
+    assert not mixed_policy("drr", caps, models, {4: frozenset({"A"})}).arrive(Job(4, 4, 3)).ok  # one A node
+
+
+def test_drr_without_constrained_jobs_decides_as_before() -> None:
+    """Model sets that allow every model change nothing: the same run, event by event."""
+    rng = random.Random(5)
+    for _ in range(10):
+        caps = [rng.choice([1, 2, 4, 8]) for _ in range(rng.randint(2, 6))]
+        models = [rng.choice("AB") for _ in caps]
+        jobs = [Job(i, rng.choice([g for g in (1, 2, 4, 8) if g <= max(caps)]), rng.choice([1, 1, 2]))
+                for i in range(12)]
+        plain = mixed_policy("drr", caps) if len(set(caps)) > 1 else make_policy("drr", len(caps), caps[0])
+        spec = mixed_policy("drr", caps, models, {j.id: frozenset("AB") for j in jobs})
+        for t, job in enumerate(jobs):
+            assert plain.tick(100.0 * t).migrations == spec.tick(100.0 * t).migrations
+            assert plain.arrive(job).ok == spec.arrive(job).ok
+            assert plain.placement() == spec.placement()
+            if rng.random() < 0.3 and plain.running():
+                gone = rng.choice(sorted(plain.running()))
+                plain.depart(gone), spec.depart(gone)
+
+
+@pytest.mark.parametrize("name", ["sifopt", "fft"])
+def test_repacking_schedulers_refuse_model_constrained_jobs(name: str) -> None:
+    with pytest.raises(ValueError, match="cannot run on this cluster: it migrates"):
+        mixed_policy(name, [8, 8], ["A", "B"], {1: frozenset({"A"})})
+    with pytest.raises(ValueError, match="have no GPU models"):
+        make_policy(name, 2, 8).on_capacities([8, 8], ["A", "B"], {1: frozenset({"A"})})
+
+
 @pytest.mark.parametrize("name", ["sifopt", "fft", "drr"])
 def test_migrating_schedulers_run_fill_mode_on_a_node_list(name: str) -> None:
     cluster = _cluster([8, 8, 4, 2, 2, 1])

@@ -28,7 +28,10 @@ Readings chosen:
   round: best-fit placement, no migrations on arrivals or departures (``"fft"``).
 * On mixed node capacities (``on_capacities``, docs/heterogeneous.md) both run natively: FFT's
   repack is the min-migration oracle on per-node capacities; DRR reads "non-full" and "fits"
-  against each node's own capacity.
+  against each node's own capacity. DRR also honours model-constrained jobs (openb ``gpu_spec``):
+  best-fit places them on nodes of their models, and the drain's "fits" requires such a node too
+  (a constrained instance with no allowed target keeps the whole cycle from moving). FFT does
+  not: its repack oracle has no GPU models.
 * DRR's "lowest-utilisation node": the non-empty, non-full node with the fewest used GPUs
   (ties: lowest index). "Onto high-utilisation target nodes": its instances, largest first, each
   go to the best-fit node among the *other non-empty* nodes (fewest free GPUs that still fit —
@@ -107,6 +110,7 @@ class DRR(RoundPolicy):
     fit (best-fit), all or nothing; best-fit placement."""
 
     name = "drr"
+    honours_models = True  # its drain asks no oracle: a constrained instance moves to nodes of its models only
 
     def reorganise(self) -> tuple[Migration, ...]:
         p = self.placement()
@@ -120,7 +124,8 @@ class DRR(RoundPolicy):
         nodes = [list(node) for node in p.nodes]
         moves: list[Migration] = []
         for inst in sorted(nodes[src], key=lambda i: (-i.g, i.job)):
-            fits = [n for n in range(p.n_nodes) if n != src and 0 < used[n] <= caps[n] - inst.g]
+            fits = [n for n in range(p.n_nodes)
+                    if n != src and 0 < used[n] <= caps[n] - inst.g and self.may_use(inst.job, n)]
             if not fits:
                 return ()
             dst = min(fits, key=lambda n: best_fit(caps[n] - used[n], n, inst.g, (), caps[n]))

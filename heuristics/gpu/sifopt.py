@@ -57,7 +57,7 @@ from __future__ import annotations
 import copy
 from collections import Counter
 from dataclasses import dataclass, replace
-from typing import Iterable, NamedTuple, Self, Sequence
+from typing import Iterable, Mapping, NamedTuple, Self, Sequence
 
 from heuristics.gpu.baselines import NodeRulePolicy
 from heuristics.gpu.cluster import Instance, Job, Placement, check_job_shape
@@ -300,6 +300,9 @@ class RepackingPolicy:
     """
 
     name = "repacking"
+    # Model-constrained jobs (openb ``gpu_spec``) are honoured only by a policy that never asks
+    # the min-migration oracle, which has no GPU models: DRR (``on_capacities``'s ``job_models``).
+    honours_models = False
 
     def __init__(self, n_nodes: int, capacity: int = 8, exact_max_nodes: int = DEFAULT_EXACT_MAX_NODES,
                  time_limit: float = DEFAULT_TIME_LIMIT, solver: Solver = "cp-sat") -> None:
@@ -317,14 +320,24 @@ class RepackingPolicy:
         self.solver = solver
         self.stats = RepackStats()
         self._fillers: tuple[tuple[Instance, ...], ...] = ()  # per node; () on one capacity
+        self.models: tuple[str, ...] | None = None  # node models (None: no job is model-constrained)
+        self.job_models: dict[int, frozenset[str]] = {}  # job id -> the models it may use
         self._bf = NodeRulePolicy("best-fit", n_nodes, capacity)
 
-    def on_capacities(self, capacities: Sequence[int]) -> Self:
+    def on_capacities(self, capacities: Sequence[int], models: Sequence[str] | None = None,
+                      job_models: Mapping[int, frozenset[str]] | None = None) -> Self:
         """This policy, with the same options and an empty cluster, on nodes of ``capacities``
-        (one per node; mixed capacities run natively, see the class docstring)."""
+        (one per node; mixed capacities run natively, see the class docstring) of GPU ``models``;
+        a job in ``job_models`` may only use nodes of its models (``honours_models`` policies
+        only: ValueError for the others)."""
         caps = tuple(capacities)
         if not caps or any(isinstance(c, bool) or not isinstance(c, int) or c < 1 for c in caps):
             raise ValueError(f"capacities={capacities!r} must be a non-empty list of integers >= 1")
+        if models is not None and len(models) != len(caps):
+            raise ValueError(f"models: {len(models)} entries for {len(caps)} nodes")
+        if job_models and not self.honours_models:
+            raise ValueError(f"{self.name} cannot take model-constrained jobs: its repacks (the min-migration "
+                             f"oracle) have no GPU models")
         if self.running():
             raise ValueError("on_capacities needs an empty cluster")
         other = copy.copy(self)
@@ -334,7 +347,18 @@ class RepackingPolicy:
         other._fillers = tuple(() if c == other.capacity else (Instance(-(n + 1), other.capacity - c),)
                                for n, c in enumerate(caps)) if len(set(caps)) > 1 else ()
         other._bf = NodeRulePolicy("best-fit", other.n_nodes, other.capacity)
+        other.models, other.job_models = None, {}
+        if job_models:  # best-fit places each constrained job on nodes of its models (fillers: any)
+            other.models, other.job_models = tuple(models or ("",) * len(caps)), dict(job_models)
+            other._bf = other._bf.on_capacities((other.capacity,) * len(caps), other.models, other.job_models)
         return other.with_state(Placement(other.capacity, ((),) * other.n_nodes))
+
+    def may_use(self, job_id: int, n: int) -> bool:
+        """Whether job ``job_id`` may have instances on node ``n`` (its ``gpu_spec``, if any)."""
+        if self.models is None:
+            return True
+        allowed = self.job_models.get(job_id)
+        return allowed is None or self.models[n] in allowed
 
     # -- Policy protocol (arrive / depart are the subclasses') ----------------------------------
     def placement(self) -> Placement:
