@@ -8,7 +8,8 @@ filtered ones counted), plus one *derived* workload named ``default+multigpu50-c
 default list's whole-GPU pods with its 2-, 4- and 8-GPU pods drawn again (seeded) until their
 counts are the ones TRACES.md gives for ``multigpu50`` (~220, ~210, ~560). It is synthetic and
 labelled so: the real 5-column lists are not on these machines; give their folder with ``--data``.
-``--spec-share S`` adds ``default+specS``: a seeded share S of the default list's pods constrained to
+``--schedulers`` and ``--policy-opt SCHED:KEY=VALUE`` (as ``simulate`` takes them) choose the
+schedulers and their options. ``--spec-share S`` adds ``default+specS``: a seeded share S of the default list's pods constrained to
 ``V100M16|V100M32`` (synthetic too; model-constrained pods cost two state round trips each).
 
 Per workload and seed, every scheduler runs on the same submission sequence (``--until`` × the
@@ -35,7 +36,7 @@ from heuristics.gpu import fill
 from heuristics.gpu.node_list import NodeList, load_node_list
 from heuristics.gpu.registry import policy_names
 from heuristics.gpu.trace_loaders import load_openb_pods
-from proofs_check.cli.simulate import FILL_SCHEDULERS
+from proofs_check.cli.simulate import FILL_SCHEDULERS, PolicyOpts, parse_policy_opts
 from proofs_check.cli.simulate import main as simulate_main
 
 MULTIGPU50 = {2: 220, 4: 210, 8: 560}  # TRACES.md: multigpu50's multi-GPU pod counts
@@ -64,8 +65,9 @@ def spec_list(default: Path, out: Path, share: float, models: str = "V100M16|V10
     return out
 
 
-def run_workload(path: Path, cluster: NodeList, schedulers: list[str], seeds: list[int], until: float) -> list[list[fill.FillRow]]:
-    """Per seed: the schedulers' rows, then the exact bounds' rows."""
+def run_workload(path: Path, cluster: NodeList, schedulers: list[str], seeds: list[int], until: float,
+                 opts: PolicyOpts | None = None) -> list[list[fill.FillRow]]:
+    """Per seed: the schedulers' rows (each with its ``--policy-opt`` options), then the exact bounds' rows."""
     pods = load_openb_pods(path)
     print(pods.report.summary().replace("jobs kept", "whole-GPU pods kept"))
     out = []
@@ -75,7 +77,7 @@ def run_workload(path: Path, cluster: NodeList, schedulers: list[str], seeds: li
         runnable = [s for s in schedulers if fill.unsupported(s, cluster, seq) is None]
         for s in sorted(set(schedulers) - set(runnable)):
             print(f"  note: {s} skipped: {fill.unsupported(s, cluster, seq)}")
-        results = [fill.run_fill(s, cluster, seq) for s in runnable]
+        results = [fill.run_fill(s, cluster, seq, dict((opts or {}).get(s, ()))) for s in runnable]
         t1 = time.perf_counter()
         parts = {r.cluster: fill.run_cluster(r.scheduler, cluster) for r in results}
         solved = {name: fill.bound_row(c, seq) for name, c in {cluster.source: cluster, **parts}.items()}
@@ -121,15 +123,23 @@ def main() -> int:
     ap.add_argument("--out", default=None)
     ap.add_argument("--spec-share", type=float, default=0.0,
                     help="also run the default list with this share of pods constrained to V100M16|V100M32 (slow)")
+    ap.add_argument("--schedulers", default=None, help="comma-separated (default: every fill scheduler registered)")
+    ap.add_argument("--policy-opt", action="append", default=[], metavar="SCHED:KEY=VALUE",
+                    help="a scheduler option, as simulate takes it (e.g. fft:exact_max_nodes=2000)")
     a = ap.parse_args()
     data = Path(a.data)
     seeds = [int(s) for s in a.seeds.split(",")]
     cluster = load_node_list(data / "openb_node_list_gpu_node.csv")
-    schedulers = [s for s in FILL_SCHEDULERS if s in policy_names()]
+    schedulers = a.schedulers.split(",") if a.schedulers else [s for s in FILL_SCHEDULERS if s in policy_names()]
+    unknown = [s for s in schedulers if s not in policy_names()]
+    if unknown:
+        sys.exit(f"fill_openb: --schedulers: unknown {', '.join(unknown)}")
+    opts = parse_policy_opts(a.policy_opt, policy_names())
     print(cluster.summary())
     print(f"schedulers: {', '.join(schedulers)} (compass-literal on the 8-GPU partition: "
           f"{cluster.partition(8).n_nodes} nodes, {cluster.partition(8).total_gpus} GPUs); "
-          f"seeds {seeds}; submitted until {a.until:g} x {cluster.total_gpus} GPUs")
+          f"seeds {seeds}; submitted until {a.until:g} x {cluster.total_gpus} GPUs"
+          + "".join(f"; {s} with {', '.join(f'{k}={v}' for k, v in kv)}" for s, kv in opts.items()))
     tmp = Path(tempfile.mkdtemp(prefix="fill_openb_"))
     workloads = sorted(data.glob("openb_pod_list_*.csv"))
     if (data / "openb_pod_list_default.csv").is_file():
@@ -139,7 +149,7 @@ def main() -> int:
             workloads.append(spec_list(data / "openb_pod_list_default.csv", tmp / name, a.spec_share))
     for path in workloads:
         print(f"\n== {path.name} ==")
-        per_seed = run_workload(path, cluster, schedulers, seeds, a.until)
+        per_seed = run_workload(path, cluster, schedulers, seeds, a.until, opts)
         print(f"means over {len(seeds)} seed(s); Φπ/Φ★/SIF of the final placement: seed {seeds[0]}")
         print(fill.render_table(mean_rows(per_seed)))
         if a.out is not None:

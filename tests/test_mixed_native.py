@@ -14,6 +14,8 @@ from heuristics.gpu.node_list import GpuNode, NodeList
 from heuristics.gpu.placeholders import PlaceholderPolicy, mixed_policy
 from heuristics.gpu.registry import make_policy
 from heuristics.gpu.trace_loaders import Pod
+from oracle.gpu.mixed_phi import ItemType, phi_star_mixed
+from oracle.gpu.typed_repack import typed_repack_bruteforce
 
 
 def _cluster(caps: list[int], models: list[str] | None = None) -> NodeList:
@@ -108,12 +110,93 @@ def test_drr_without_constrained_jobs_decides_as_before() -> None:
                 plain.depart(gone), spec.depart(gone)
 
 
+def _honours(pol: object, caps: list[int], models: list[str], jm: dict[int, frozenset[str]]) -> bool:
+    nodes = pol.placement().nodes  # type: ignore[attr-defined]
+    return all(sum(i.g for i in node) <= caps[n] and all(i.job not in jm or models[n] in jm[i.job] for i in node)
+               for n, node in enumerate(nodes))
+
+
+def _constrained_cluster(rng: random.Random, max_nodes: int,
+                         jobs: int) -> tuple[list[int], list[str], dict[int, frozenset[str]]]:
+    """2..max_nodes nodes of 2, 4 or 8 GPUs of models A / B; about half of ``jobs`` job ids constrained."""
+    caps = [rng.choice([2, 4, 8]) for _ in range(rng.randint(2, max_nodes))]
+    models = [rng.choice("AB") for _ in caps]
+    return caps, models, {j: frozenset(rng.choice(["A", "B", "AB"])) for j in range(jobs) if rng.random() < 0.5}
+
+
+def _items(pol: object) -> list[list[tuple[int, int]]]:
+    return [[(i.job, i.g) for i in node] for node in pol.placement().nodes]  # type: ignore[attr-defined]
+
+
 @pytest.mark.parametrize("name", ["sifopt", "fft"])
-def test_repacking_schedulers_refuse_model_constrained_jobs(name: str) -> None:
-    with pytest.raises(ValueError, match="cannot run on this cluster: it migrates"):
-        mixed_policy(name, [8, 8], ["A", "B"], {1: frozenset({"A"})})
-    with pytest.raises(ValueError, match="have no GPU models"):
-        make_policy(name, 2, 8).on_capacities([8, 8], ["A", "B"], {1: frozenset({"A"})})
+def test_sifopt_and_fft_honour_gpu_spec_with_the_fewest_migrations(name: str) -> None:
+    """With model-constrained jobs SIFOpt (every event) and FFT (every round) repack to the
+    model-aware Φ★ by exactly the fewest migrations the brute force finds
+    (``oracle.gpu.typed_repack_bruteforce``), every instance on a node of its models; SIFOpt
+    admits a job exactly when some packing holds it."""
+    rng = random.Random(21)
+    moved = 0
+    for _ in range(25):
+        caps, models, jm = _constrained_cluster(rng, 4, 8)
+        pol = mixed_policy(name, caps, models, jm)
+        assert not isinstance(pol, PlaceholderPolicy)
+        for t in range(8):
+            now = _items(pol)
+            if pol.running() and rng.random() < 0.35:
+                j = rng.choice(sorted(pol.running()))
+                best = typed_repack_bruteforce([[it for it in n if it[0] != j] for n in now], caps, models, jm)
+                res = pol.depart(j)
+            else:
+                g, w = rng.choice([x for x in (1, 2, 4) if x <= max(caps)]), rng.choice([1, 1, 2])
+                if sum(map(len, now)) + w > 6:
+                    continue
+                best = typed_repack_bruteforce(now, caps, models, jm, [(t, g)] * w)
+                res = pol.arrive(Job(t, g, w))
+                if name == "sifopt":
+                    assert res.ok == (best is not None)
+            if name == "fft":
+                assert not res.migrations  # best-fit within the round
+                best = typed_repack_bruteforce(_items(pol), caps, models, jm)
+                res = pol.tick(300.0 * (t + 1))
+            assert _honours(pol, caps, models, jm)
+            if res.ok and best is not None:
+                assert len(res.migrations) == best[0], (name, caps, models, jm, now)
+                assert typed_repack_bruteforce(_items(pol), caps, models, jm) == (0, 0)  # Φπ = Φ★ now
+                moved += len(res.migrations)
+    assert pol.stats.stuck == 0 and moved > 3
+
+
+def test_the_heuristic_repack_with_models_keeps_models_and_reaches_phi_star_unless_stuck() -> None:
+    """Beyond ``exact_max_nodes`` (0 here) SIFOpt's repack with models is the drain of
+    ``heuristics.gpu.model_repack``: every instance stays on nodes of its models, and Φπ = Φ★
+    after every repack the drain did not report stuck."""
+    rng = random.Random(22)
+    reached = 0
+    for _ in range(30):
+        caps, models, jm = _constrained_cluster(rng, 5, 10)
+        pol = mixed_policy("sifopt", caps, models, jm, {"exact_max_nodes": 0})
+        for t in range(10):
+            stuck = pol.stats.stuck
+            if pol.running() and rng.random() < 0.4:
+                pol.depart(rng.choice(sorted(pol.running())))
+            elif not pol.arrive(Job(t, rng.choice([x for x in (1, 2, 4) if x <= max(caps)]), rng.choice([1, 2]))).ok:
+                continue
+            assert _honours(pol, caps, models, jm)
+            if pol.stats.stuck == stuck:
+                assert pol.partial_empty()[0] == typed_phi(pol, caps, models, jm)
+                reached += 1
+    assert pol.stats.exact == 0 and reached > 50
+
+
+def typed_phi(pol: object, caps: list[int], models: list[str], jm: dict[int, frozenset[str]]) -> int:
+    """Φ★ of the running jobs with their model sets (``oracle.gpu.mixed_phi``)."""
+    demand: dict[ItemType, int] = {}
+    for job in pol.running().values():  # type: ignore[attr-defined]
+        t = ItemType(job.g, jm.get(job.id))
+        demand[t] = demand.get(t, 0) + job.w
+    value = phi_star_mixed(caps, demand, models).objective
+    assert value is not None
+    return value
 
 
 @pytest.mark.parametrize("name", ["sifopt", "fft", "drr"])

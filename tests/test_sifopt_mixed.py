@@ -154,9 +154,8 @@ def test_simulator_runs_sifopt_natively_with_sif_zero():
         assert res.status == "complete" and res.phi_star_unknown == 0
         if name == "sifopt":  # Φπ = Φ★ after every event, each node against its own capacity
             assert res.series.partial == res.series.phi_star
-    # Still refused: model-constrained jobs (the repack has no GPU models).
-    assert not runs_natively("sifopt", (8, 4), True)
-    assert "it migrates running instances" in mixed_refusal("sifopt", (8, 4), True)
+    # Model-constrained jobs too, natively (the repack with GPU models: heuristics.gpu.model_repack).
+    assert runs_natively("sifopt", (8, 4), True) and mixed_refusal("sifopt", (8, 4), True) is None
     # The node rules run natively too, with GPU models as well (issue 25: no placeholders).
     assert mixed_refusal("best-fit", (8, 4), True) is None and runs_natively("best-fit", (8, 4), True)
     assert make_policy("sifopt", 2, 8).on_capacities([8, 4]).capacities == (8, 4)

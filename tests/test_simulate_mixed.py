@@ -118,12 +118,8 @@ def test_unplaceable_jobs_are_counted_and_refusals_have_reasons():
     for name in ("sifopt", "fft", "drr"):  # they run natively on mixed capacities (tests/test_sifopt_mixed.py)
         cfg, _, _ = on_node_list(SimConfig(name, 0), mixed_nodes([8, 4]), {}, jobs)
         assert cfg.capacities == (8, 4)
-        if name == "drr":  # its drain asks no oracle: it honours gpu_spec natively
-            cfg, _, _ = on_node_list(SimConfig(name, 0), mixed_nodes([8, 4]), {3: frozenset({"M"})}, jobs)
-            assert cfg.job_models == ((3, frozenset({"M"})),)
-            continue
-        with pytest.raises(ValueError, match="it migrates running instances"):  # not with gpu_spec jobs
-            on_node_list(SimConfig(name, 0), mixed_nodes([8, 4]), {3: frozenset({"M"})}, jobs)
+        cfg, _, _ = on_node_list(SimConfig(name, 0), mixed_nodes([8, 4]), {3: frozenset({"M"})}, jobs)
+        assert cfg.job_models == ((3, frozenset({"M"})),)  # gpu_spec jobs too (heuristics.gpu.model_repack)
     with pytest.raises(ValueError, match="no 8-GPU node"):
         on_node_list(SimConfig("compass-literal", 0), mixed_nodes([4, 2]), {}, jobs)
     cfg, _, _ = on_node_list(SimConfig("compass-literal", 0), mixed_nodes([8, 4, 8]), {}, jobs)
@@ -165,13 +161,12 @@ def test_simulate_nodes_file_mixed(tmp_path, capsys):
     out = capsys.readouterr().out
     assert rc == 0
     assert "5 GPU nodes (2×8-GPU, 1×4-GPU, 1×2-GPU, 1×1-GPU), 23 GPUs" in out
-    assert re.search(r"note: sifopt skipped: it migrates running instances", out)
+    assert "sifopt skipped" not in out and "drr skipped" not in out  # both honour gpu_spec
     assert "note: compass-repaired skipped: its state is not a placement" in out  # model-constrained jobs
     assert "best-fit: 1 job(s) of pods left out: gpu_spec matches no node" in out
     rows = {ln.split()[0]: ln.split() for ln in out.splitlines()
-            if ln.startswith(("best-fit", "fgd", "drr", "compass"))}
-    assert set(rows) == {"best-fit", "fgd", "drr"} and rows["best-fit"][4] == "5"  # drr honours gpu_spec
-    assert "drr skipped" not in out
+            if ln.startswith(("best-fit", "fgd", "sifopt", "drr", "compass"))}
+    assert set(rows) == {"best-fit", "fgd", "sifopt", "drr"} and rows["best-fit"][4] == "5"
     assert all(r[5] == "complete" for r in rows.values())
     series = (tmp_path / "o" / "series" / "best-fit_eta0.9_c8_all.csv").read_text().splitlines()
     used = [int(line.split(",")[3]) for line in series[1:]]
@@ -186,7 +181,8 @@ def test_simulate_nodes_file_mixed(tmp_path, capsys):
 
 def test_simulate_nodes_file_usage_errors(tmp_path, capsys):
     pods, nodes = _write(tmp_path)
-    assert simulate_main([pods, "--format", "openb", "--nodes-file", nodes, "--schedulers", "sifopt,fft"]) == 2
+    assert simulate_main([pods, "--format", "openb", "--nodes-file", nodes, "--schedulers",
+                          "compass-literal,compass-repaired"]) == 2  # model-constrained jobs
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no scheduler can run on this cluster" in err[0]
     bad = tmp_path / "bad.csv"

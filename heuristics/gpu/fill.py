@@ -28,7 +28,8 @@ Readings chosen (docs/heterogeneous.md):
 * **Demand estimates.** MCG estimates demand from its running instances and the pending pods
   (real ones only: no placeholder), and its load balance reads each node against its own capacity.
 * **GPU models.** A pod with a ``gpu_spec`` may only use nodes of those models (the node rules,
-  CAFGD, MCG and DRR natively; SIFOpt and FFT are refused: their repacks have no GPU models).
+  CAFGD, MCG, SIFOpt, FFT and DRR natively; SIFOpt's and FFT's repacks with models are
+  ``heuristics.gpu.model_repack``'s).
 * **COMPASS** is defined for 8-GPU nodes (seeds/000 §3): it runs on the 8-GPU partition, with its
   shares measured against that partition's GPUs (said in every report).
 * **The exact bound** (:func:`bound_points`): for the first k submitted pods, the fewest requested

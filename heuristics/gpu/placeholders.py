@@ -62,8 +62,7 @@ def placeholder_refusal(name: str, capacities: Sequence[int], constrained: bool)
 def runs_natively(name: str, capacities: Sequence[int], constrained: bool) -> bool:
     """Whether ``name`` runs on nodes of ``capacities`` (with model-constrained jobs when
     ``constrained``) by itself, not through placeholders: it has ``on_capacities`` and, for
-    model-constrained jobs, ``honours_models`` (the node rules, CAFGD, MCG, DRR; SIFOpt and FFT
-    take capacities but not models). False on one capacity without constraints (nothing to do)."""
+    model-constrained jobs, ``honours_models`` (the node rules, CAFGD, MCG, SIFOpt, FFT, DRR). False on one capacity without constraints (nothing to do)."""
     if len(set(capacities)) <= 1 and not constrained:
         return False
     policy = make_policy(name, 1, max(capacities))

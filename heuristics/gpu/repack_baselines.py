@@ -28,10 +28,11 @@ Readings chosen:
   round: best-fit placement, no migrations on arrivals or departures (``"fft"``).
 * On mixed node capacities (``on_capacities``, docs/heterogeneous.md) both run natively: FFT's
   repack is the min-migration oracle on per-node capacities; DRR reads "non-full" and "fits"
-  against each node's own capacity. DRR also honours model-constrained jobs (openb ``gpu_spec``):
-  best-fit places them on nodes of their models, and the drain's "fits" requires such a node too
-  (a constrained instance with no allowed target keeps the whole cycle from moving). FFT does
-  not: its repack oracle has no GPU models.
+  against each node's own capacity. Both honour model-constrained jobs (openb ``gpu_spec``):
+  best-fit places them on nodes of their models; FFT's round repack is then
+  ``heuristics.gpu.model_repack``'s (the min-migration repack with GPU models), and DRR's drain
+  "fits" only on a node of the moved instance's models (a constrained instance with no allowed
+  target keeps the whole cycle from moving).
 * DRR's "lowest-utilisation node": the non-empty, non-full node with the fewest used GPUs
   (ties: lowest index). "Onto high-utilisation target nodes": its instances, largest first, each
   go to the best-fit node among the *other non-empty* nodes (fewest free GPUs that still fit —
@@ -110,7 +111,6 @@ class DRR(RoundPolicy):
     fit (best-fit), all or nothing; best-fit placement."""
 
     name = "drr"
-    honours_models = True  # its drain asks no oracle: a constrained instance moves to nodes of its models only
 
     def reorganise(self) -> tuple[Migration, ...]:
         p = self.placement()

@@ -61,6 +61,7 @@ from typing import Iterable, Mapping, NamedTuple, Self, Sequence
 
 from heuristics.gpu.baselines import NodeRulePolicy
 from heuristics.gpu.cluster import Instance, Job, Placement, check_job_shape
+from heuristics.gpu.model_repack import phi_star_with_models, repack_with_models
 from heuristics.gpu.policy import EventResult, Migration, StateKey
 from oracle.gpu.min_migration import cluster_phi_star, min_migration_repack, witness_targets
 from oracle.gpu.patterns import Pattern, bin_patterns, from_sizes, load
@@ -97,6 +98,7 @@ class RepackStats:
     heuristic: int = 0  # N > exact_max_nodes: heuristic_repack by design
     fallbacks: int = 0  # the exact solve hit its time limit: heuristic_repack instead
     phi_unknown: int = 0  # Φ★ itself unknown: no repack
+    stuck: int = 0  # with GPU models: the drain stopped short of Φ★ (``model_repack``)
 
 
 class RepackOutcome(NamedTuple):
@@ -300,9 +302,10 @@ class RepackingPolicy:
     """
 
     name = "repacking"
-    # Model-constrained jobs (openb ``gpu_spec``) are honoured only by a policy that never asks
-    # the min-migration oracle, which has no GPU models: DRR (``on_capacities``'s ``job_models``).
-    honours_models = False
+    # Model-constrained jobs (openb ``gpu_spec``, ``on_capacities``'s ``job_models``): best-fit
+    # places them on nodes of their models, and a repack with one of them running (or arriving)
+    # is ``heuristics.gpu.model_repack``'s.
+    honours_models = True
 
     def __init__(self, n_nodes: int, capacity: int = 8, exact_max_nodes: int = DEFAULT_EXACT_MAX_NODES,
                  time_limit: float = DEFAULT_TIME_LIMIT, solver: Solver = "cp-sat") -> None:
@@ -335,9 +338,6 @@ class RepackingPolicy:
             raise ValueError(f"capacities={capacities!r} must be a non-empty list of integers >= 1")
         if models is not None and len(models) != len(caps):
             raise ValueError(f"models: {len(models)} entries for {len(caps)} nodes")
-        if job_models and not self.honours_models:
-            raise ValueError(f"{self.name} cannot take model-constrained jobs: its repacks (the min-migration "
-                             f"oracle) have no GPU models")
         if self.running():
             raise ValueError("on_capacities needs an empty cluster")
         other = copy.copy(self)
@@ -430,9 +430,18 @@ class RepackingPolicy:
         if job.id in self._bf.running():
             raise ValueError(f"job {job.id} is already running")
 
+    def _constrained(self, extra: Iterable[int] = ()) -> bool:
+        """Whether a running job (or one of ``extra``) is model-constrained."""
+        return bool(self.job_models) and any(j in self.job_models for j in (*self._bf.running(), *extra))
+
     def _phi_star(self, extra: Job | None = None) -> tuple[Status, int | None]:
         """(status, Φ★) of the running instances, plus ``extra``'s, on this cluster's N nodes;
         Φ★ is None unless the status is optimal (an unproven incumbent is not Φ★)."""
+        if self._constrained(() if extra is None else (extra.id,)):
+            assert self.models is not None
+            jobs = [(j.id, j.g, j.w) for j in (*self.running().values(), *(() if extra is None else (extra,)))]
+            c = phi_star_with_models(jobs, self.capacities, self.models, self.job_models, self.time_limit)
+            return c.status, c.objective if c.is_optimal else None
         counts = [0] * self.capacity
         for job in self.running().values():
             counts[job.g - 1] += job.w
@@ -457,6 +466,17 @@ class RepackingPolicy:
         return self._repack((), kind).migrations
 
     def _repack(self, new_items: Sequence[Item], kind: str) -> RepackOutcome:
+        if self._constrained(j for j, _ in new_items):
+            assert self.models is not None
+            how, nodes, moves = repack_with_models(plain(self.placement()), self.capacities, self.models,
+                                                   self.job_models, new_items, self.exact_max_nodes, self.time_limit)
+            field = {"exact": "exact", "heuristic": "heuristic", "fallback": "fallbacks", "stuck": "stuck",
+                     "unknown": "phi_unknown"}.get(how)
+            if field is not None:
+                setattr(self.stats, field, getattr(self.stats, field) + 1)
+            if nodes is not None:
+                self._set_placement(to_placement(nodes, self.capacity))
+            return RepackOutcome(how, nodes, _migrations(moves, kind))
         out = repack(plain(self.placement()), self._node_capacity(), new_items, self.exact_max_nodes,
                      self.time_limit, self.stats, kind, self.solver)
         if out.nodes is not None:

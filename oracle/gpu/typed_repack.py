@@ -41,13 +41,16 @@ from oracle.result import Certificate, Status, cpsat_status
 TypeCounts = tuple[int, ...]  # instances per type, in the order of the problem's types
 
 
-def _types(nodes: Nodes, new_items: Sequence[Item], job_models: Mapping[int, frozenset[str]]) -> tuple[ItemType, ...]:
+def item_types(nodes: Sequence[Sequence[Item]], new_items: Sequence[Item],
+               job_models: Mapping[int, frozenset[str]]) -> tuple[ItemType, ...]:
+    """The instance types present, in a fixed order (by g, then model set; any model last)."""
     found = {ItemType(g, job_models.get(j)) for node in nodes for j, g in node} | \
         {ItemType(g, job_models.get(j)) for j, g in new_items}
     return tuple(sorted(found, key=lambda t: (t.g, sorted(t.models or ()), t.models is None)))
 
 
-def _counts(items: Sequence[Item], types: tuple[ItemType, ...], job_models: Mapping[int, frozenset[str]]) -> TypeCounts:
+def type_counts(items: Sequence[Item], types: tuple[ItemType, ...], job_models: Mapping[int, frozenset[str]]) -> TypeCounts:
+    """Instances of each of ``types`` among ``items``."""
     index = {t: i for i, t in enumerate(types)}
     out = [0] * len(types)
     for j, g in items:
@@ -95,7 +98,7 @@ def realise_types(nodes: Nodes, targets: Sequence[TypeCounts], new_items: Sequen
     moves: list[Move] = []
     admitted: list[Admission] = []
     for n, tgt in enumerate(targets):
-        have = _counts(kept[n], types, job_models)
+        have = type_counts(kept[n], types, job_models)
         for t, (want, got) in enumerate(zip(tgt, have)):
             for _ in range(want - got):
                 (j, g), src = pool[t].pop(0)
@@ -120,13 +123,13 @@ def typed_repack(current: Sequence[Sequence[Item]], capacities: Sequence[int], m
         raise ValueError(f"models: {len(mods)} entries for {len(caps)} nodes")
     nodes = normalise(current, list(caps), len(caps))
     new = tuple(new_items)
-    types = _types(nodes, new, job_models)
+    types = item_types(nodes, new, job_models)
     sizes = tuple(t.g for t in types)
-    now = [_counts(node, types, job_models) for node in nodes]
+    now = [type_counts(node, types, job_models) for node in nodes]
     for n, (c, cap, m) in enumerate(zip(now, caps, mods)):
         if any(k and not types[t].allows(cap, m) for t, k in enumerate(c)):
             raise ValueError(f"node {n} ({cap} GPUs, model {m!r}) holds an instance its job's models forbid")
-    demand = [a + b for a, b in zip(map(sum, zip(*now)) if now else [0] * len(types), _counts(new, types, job_models))]
+    demand = [sum(c[t] for c in now) + k for t, k in enumerate(type_counts(new, types, job_models))]
     start = Repack(None, False, None, partial_count(nodes, list(caps)), None, empty_count(nodes), None, None, (), ())
     target = target_partial
     if target is None:
