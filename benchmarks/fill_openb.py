@@ -9,7 +9,7 @@ default list's whole-GPU pods with its 2-, 4- and 8-GPU pods drawn again (seeded
 counts are the ones TRACES.md gives for ``multigpu50`` (~220, ~210, ~560). It is synthetic and
 labelled so: the real 5-column lists are not on these machines; give their folder with ``--data``.
 ``--schedulers`` and ``--policy-opt SCHED:KEY=VALUE`` (as ``simulate`` takes them) choose the
-schedulers and their options. ``--spec-share S`` adds ``default+specS``: a seeded share S of the default list's pods constrained to
+schedulers and their options, ``--workloads`` (words of file names, e.g. ``spec``) the workloads. ``--spec-share S`` adds ``default+specS``: a seeded share S of the default list's pods constrained to
 ``V100M16|V100M32`` (synthetic too; model-constrained pods cost two state round trips each).
 
 Per workload and seed, every scheduler runs on the same submission sequence (``--until`` × the
@@ -124,6 +124,8 @@ def main() -> int:
     ap.add_argument("--spec-share", type=float, default=0.0,
                     help="also run the default list with this share of pods constrained to V100M16|V100M32 (slow)")
     ap.add_argument("--schedulers", default=None, help="comma-separated (default: every fill scheduler registered)")
+    ap.add_argument("--workloads", default=None,
+                    help="run only the workloads whose file name contains one of these comma-separated words")
     ap.add_argument("--policy-opt", action="append", default=[], metavar="SCHED:KEY=VALUE",
                     help="a scheduler option, as simulate takes it (e.g. fft:exact_max_nodes=2000)")
     a = ap.parse_args()
@@ -147,6 +149,10 @@ def main() -> int:
         if a.spec_share > 0:
             name = f"default+spec{round(100 * a.spec_share)}.csv"
             workloads.append(spec_list(data / "openb_pod_list_default.csv", tmp / name, a.spec_share))
+    if a.workloads:
+        workloads = [p for p in workloads if any(w in p.name for w in a.workloads.split(","))]
+        if not workloads:
+            sys.exit(f"fill_openb: --workloads {a.workloads}: no workload matches")
     for path in workloads:
         print(f"\n== {path.name} ==")
         per_seed = run_workload(path, cluster, schedulers, seeds, a.until, opts)
