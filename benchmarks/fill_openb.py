@@ -14,9 +14,9 @@ schedulers and their options, ``--workloads`` (words of file names, e.g. ``spec`
 
 Per workload and seed, every scheduler runs on the same submission sequence (``--until`` × the
 cluster's GPUs requested, the list drawn again when it runs out): best-fit, FGD, CAFGD and MCG
-when registered, FFT and DRR (natively, migrating), COMPASS (literal) on the 8-GPU
-partition; then the oracle's exact bound on the
-whole cluster and on the partition. Printed: one table per workload (means over the seeds; the
+when registered, FFT and DRR (natively, migrating), COMPASS (literal; one COMPASS-ABS per node
+class, ``heuristics.gpu.compass_mixed``), all on the whole cluster; then the oracle's exact bound
+on it. Printed: one table per workload (means over the seeds; the
 first-failure and unallocated shares in %); ``--out`` writes ``simulate --mode fill`` results and
 ``fill.png`` for the first seed of each workload.
 """
@@ -74,9 +74,10 @@ def run_workload(path: Path, cluster: NodeList, schedulers: list[str], seeds: li
     for seed in seeds:
         seq = fill.submission_sequence(pods.pods, "shuffled", seed, int(until * cluster.total_gpus))
         t0 = time.perf_counter()
-        runnable = [s for s in schedulers if fill.unsupported(s, cluster, seq) is None]
+        why = {s: fill.unsupported(s, cluster, seq, dict((opts or {}).get(s, ()))) for s in schedulers}
+        runnable = [s for s in schedulers if why[s] is None]
         for s in sorted(set(schedulers) - set(runnable)):
-            print(f"  note: {s} skipped: {fill.unsupported(s, cluster, seq)}")
+            print(f"  note: {s} skipped: {why[s]}")
         results = [fill.run_fill(s, cluster, seq, dict((opts or {}).get(s, ()))) for s in runnable]
         t1 = time.perf_counter()
         parts = {r.cluster: fill.run_cluster(r.scheduler, cluster) for r in results}
@@ -138,9 +139,7 @@ def main() -> int:
         sys.exit(f"fill_openb: --schedulers: unknown {', '.join(unknown)}")
     opts = parse_policy_opts(a.policy_opt, policy_names())
     print(cluster.summary())
-    print(f"schedulers: {', '.join(schedulers)} (compass-literal on the 8-GPU partition: "
-          f"{cluster.partition(8).n_nodes} nodes, {cluster.partition(8).total_gpus} GPUs); "
-          f"seeds {seeds}; submitted until {a.until:g} x {cluster.total_gpus} GPUs"
+    print(f"schedulers: {', '.join(schedulers)}; seeds {seeds}; submitted until {a.until:g} x {cluster.total_gpus} GPUs"
           + "".join(f"; {s} with {', '.join(f'{k}={v}' for k, v in kv)}" for s, kv in opts.items()))
     tmp = Path(tempfile.mkdtemp(prefix="fill_openb_"))
     workloads = sorted(data.glob("openb_pod_list_*.csv"))

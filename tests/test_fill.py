@@ -121,10 +121,11 @@ def test_run_records_and_bound_holds():
         assert (first == len(seq)) == (brute == 0)
 
 
-def test_compass_runs_on_the_8gpu_partition():
+def test_compass_runs_on_the_whole_cluster():
     cluster = _cluster([8, 2, 8, 4])
-    r = fill.run_fill("compass-literal", cluster, _pods([8, 8, 2]))
-    assert r.n_nodes == 2 and r.cluster_gpus == 16 and r.failed == (2,) and r.cluster.endswith("[8-GPU nodes]")
+    r = fill.run_fill("compass-literal", cluster, _pods([8, 8, 2, 4, 2]))
+    assert (r.n_nodes, r.cluster_gpus, r.cluster) == (4, 22, cluster.source)
+    assert r.failed == (4,)  # 8, 8 → the 8-GPU nodes, 2 → the 2-GPU node, 4 → the 4-GPU node, then nothing fits 2
 
 
 def test_model_constrained_pods_go_to_their_models():
@@ -132,8 +133,9 @@ def test_model_constrained_pods_go_to_their_models():
     seq = _pods([2, 8, 8, 1], [frozenset({"B"}), frozenset({"A"}), frozenset({"A"}), None])
     r = fill.run_fill("best-fit", cluster, seq)
     assert r.failed == (2,)  # the second A-only 8-GPU pod: the B node holds the 2
+    assert fill.run_fill("compass-literal", cluster, seq).failed == (2,)  # natively (tests/test_compass_mixed.py)
     with pytest.raises(ValueError, match="not a placement"):
-        fill.run_fill("compass-literal", _cluster([8, 8], ["A", "B"]), seq[:1])
+        fill.run_fill("hier-compass", _cluster([8, 8], ["A", "B"]), seq[:1], {"panels_per_domain": 2})
 
 
 def _five_col_file(tmp_path):
@@ -154,7 +156,7 @@ def test_simulate_detects_the_five_column_shape(tmp_path, capsys):
     text = capsys.readouterr().out
     assert rc == 0 and "mode: fill-until-full (detected: pod list without times)" in text
     assert re.search(r"dropped\s+1\s+fractional GPU", text) and "30 whole-GPU pods kept" in text
-    assert "compass-literal is defined for 8-GPU nodes" in text and "exact bound" in text
+    assert "defined for 8-GPU nodes" not in text and "exact bound (part.)" not in text and "exact bound" in text
     meta = json.loads((out / "fill_summary.json").read_text())
     assert [r["label"] for r in meta["rows"]][:2] == ["best-fit", "compass-literal"]
     assert (out / "fill_curve.csv").is_file() and (out / "fill.png").is_file()

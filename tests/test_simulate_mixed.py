@@ -1,6 +1,6 @@
 """The timed event simulator on a mixed node list (issue 15 item 3): per-node capacities through
-placeholders, AGU over the real GPUs, Φπ per node's own capacity, the mixed Φ★, COMPASS on the
-8-GPU partition, migrating schedulers refused (SIFOpt, FFT, DRR only with model-constrained jobs),
+placeholders, AGU over the real GPUs, Φπ per node's own capacity, the mixed Φ★, COMPASS per node
+class (hierarchical COMPASS on the 8-GPU partition), migrating schedulers refused (SIFOpt, FFT, DRR only with model-constrained jobs),
 unplaceable jobs counted; ``simulate --nodes-file``."""
 from __future__ import annotations
 
@@ -120,9 +120,11 @@ def test_unplaceable_jobs_are_counted_and_refusals_have_reasons():
         assert cfg.capacities == (8, 4)
         cfg, _, _ = on_node_list(SimConfig(name, 0), mixed_nodes([8, 4]), {3: frozenset({"M"})}, jobs)
         assert cfg.job_models == ((3, frozenset({"M"})),)  # gpu_spec jobs too (heuristics.gpu.model_repack)
+    cfg, _, _ = on_node_list(SimConfig("compass-literal", 0), mixed_nodes([8, 4, 8]), {3: frozenset({"M"})}, jobs)
+    assert (cfg.n_nodes, cfg.capacities, cfg.gpus) == (3, (8, 4, 8), 20)  # per node class (compass_mixed)
     with pytest.raises(ValueError, match="no 8-GPU node"):
-        on_node_list(SimConfig("compass-literal", 0), mixed_nodes([4, 2]), {}, jobs)
-    cfg, _, _ = on_node_list(SimConfig("compass-literal", 0), mixed_nodes([8, 4, 8]), {}, jobs)
+        on_node_list(SimConfig("hier-compass", 0), mixed_nodes([4, 2]), {}, jobs)
+    cfg, _, _ = on_node_list(SimConfig("hier-compass", 0), mixed_nodes([8, 4, 8]), {}, jobs)
     assert (cfg.n_nodes, cfg.capacities, cfg.gpus) == (2, (), 16)  # the 8-GPU partition, plain
 
 
@@ -162,11 +164,12 @@ def test_simulate_nodes_file_mixed(tmp_path, capsys):
     assert rc == 0
     assert "5 GPU nodes (2×8-GPU, 1×4-GPU, 1×2-GPU, 1×1-GPU), 23 GPUs" in out
     assert "sifopt skipped" not in out and "drr skipped" not in out  # both honour gpu_spec
-    assert "note: compass-repaired skipped: its state is not a placement" in out  # model-constrained jobs
+    assert "skipped" not in out  # COMPASS per node class honours gpu_spec too (heuristics.gpu.compass_mixed)
     assert "best-fit: 1 job(s) of pods left out: gpu_spec matches no node" in out
     rows = {ln.split()[0]: ln.split() for ln in out.splitlines()
             if ln.startswith(("best-fit", "fgd", "sifopt", "drr", "compass"))}
-    assert set(rows) == {"best-fit", "fgd", "sifopt", "drr"} and rows["best-fit"][4] == "5"
+    assert set(rows) == {"best-fit", "fgd", "sifopt", "drr", "compass-repaired"}
+    assert rows["best-fit"][4] == rows["compass-repaired"][4] == "5"
     assert all(r[5] == "complete" for r in rows.values())
     series = (tmp_path / "o" / "series" / "best-fit_eta0.9_c8_all.csv").read_text().splitlines()
     used = [int(line.split(",")[3]) for line in series[1:]]
@@ -174,15 +177,15 @@ def test_simulate_nodes_file_mixed(tmp_path, capsys):
     pods, _ = _write(tmp_path, ("", ""))
     assert simulate_main([pods, "--format", "openb", "--nodes-file", nodes, "--schedulers", "compass-repaired"]) == 0
     out = capsys.readouterr().out
-    assert "compass-repaired is defined for 8-GPU nodes: it runs on that partition (2 nodes, 16 GPUs" in out
+    assert "partition" not in out
     row = next(ln.split() for ln in out.splitlines() if ln.startswith("compass"))
-    assert row[4] == "2" and row[5] == "complete"
+    assert row[4] == "5" and row[5] == "complete"
 
 
 def test_simulate_nodes_file_usage_errors(tmp_path, capsys):
     pods, nodes = _write(tmp_path)
-    assert simulate_main([pods, "--format", "openb", "--nodes-file", nodes, "--schedulers",
-                          "compass-literal,compass-repaired"]) == 2  # model-constrained jobs
+    assert simulate_main([pods, "--format", "openb", "--nodes-file", nodes, "--schedulers", "hier-compass",
+                          "--policy-opt", "hier-compass:panels_per_domain=2"]) == 2  # model-constrained jobs
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no scheduler can run on this cluster" in err[0]
     bad = tmp_path / "bad.csv"

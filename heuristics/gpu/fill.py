@@ -91,12 +91,13 @@ def demand_shares(pods: Sequence[Pod], capacity: int) -> tuple[float, ...]:
     return tuple(c / total for c in counts)
 
 
-def unsupported(scheduler: str, cluster: NodeList, sequence: Sequence[Pod]) -> str | None:
-    """Why ``scheduler`` cannot run this fill (None when it can; ``mixed_refusal``)."""
+def unsupported(scheduler: str, cluster: NodeList, sequence: Sequence[Pod],
+                opts: Mapping[str, object] | None = None) -> str | None:
+    """Why ``scheduler`` (with options ``opts``) cannot run this fill (None when it can; ``mixed_refusal``)."""
     nodes = run_cluster(scheduler, cluster)
     if not nodes.n_nodes:
         return f"the cluster has no {PARTITION_ONLY.get(scheduler)}-GPU node"
-    return mixed_refusal(scheduler, nodes.capacities, any(p.models is not None for p in sequence))
+    return mixed_refusal(scheduler, nodes.capacities, any(p.models is not None for p in sequence), opts)
 
 
 # ------------------------------------------------------------------------------ one run
@@ -148,7 +149,7 @@ class FillResult:
 def run_fill(scheduler: str, cluster: NodeList, sequence: Sequence[Pod],
              opts: Mapping[str, object] | None = None, time_limit: float = DEFAULT_TIME_LIMIT) -> FillResult:
     """Submit ``sequence`` to ``scheduler`` on its nodes of ``cluster`` (see ``run_cluster``)."""
-    why = unsupported(scheduler, cluster, sequence)
+    why = unsupported(scheduler, cluster, sequence, opts)
     if why is not None:
         raise ValueError(f"{scheduler}: {why}")
     nodes = run_cluster(scheduler, cluster)

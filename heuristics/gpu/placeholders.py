@@ -1,13 +1,14 @@
 """Schedulers on nodes of mixed capacities and GPU models (docs/heterogeneous.md).
 
 :func:`mixed_policy` is the one entry point (the event simulator and the fill runs use it). The
-built-in schedulers that take per-node capacities run *natively* (:func:`runs_natively`): the
-node rules, FGD, CAFGD and MCG (``heuristics.gpu.baselines``: capacities and GPU models), SIFOpt,
-FFT and DRR (``heuristics.gpu.sifopt.RepackingPolicy``: capacities; their repacks have no GPU
-models, so they are refused with model-constrained jobs). COMPASS runs on the 8-GPU partition
-(:func:`run_cluster`: one capacity, nothing to stand in for) and is refused with model-constrained
-jobs (its state is not a placement). Only a scheduler without ``on_capacities`` — a plugin whose
-state is a ``Placement`` — goes through *placeholders*:
+built-in schedulers run *natively* (:func:`runs_natively`): the node rules, FGD, CAFGD and MCG
+(``heuristics.gpu.baselines``), SIFOpt, FFT and DRR (``heuristics.gpu.sifopt.RepackingPolicy``),
+each through its ``on_capacities``, and flat COMPASS as one COMPASS-ABS per node class
+(``heuristics.gpu.compass_mixed``), all with capacities and GPU models. Hierarchical COMPASS runs
+on the 8-GPU partition (:func:`run_cluster`: one capacity, nothing to stand in for; its
+multi-node instances span whole 8-GPU nodes) and is refused with model-constrained jobs. Only a
+scheduler without ``on_capacities`` — a plugin whose state is a ``Placement`` — goes through
+*placeholders*:
 
 it runs on N nodes of G = max capacity, node n holding a *placeholder* instance of G − c_n GPUs
 (job id −(n+1)) that never leaves: free GPUs per node are then exactly the real ones, so a rule
@@ -28,30 +29,36 @@ from typing import Mapping, Sequence, cast
 
 from heuristics.gpu.cluster import Instance, Job, Placement
 from heuristics.gpu.compass import VARIANTS
+from heuristics.gpu.compass_mixed import MixedCompass
 from heuristics.gpu.node_list import NodeList
 from heuristics.gpu.policy import EventResult, Policy, ViewPolicy
 from heuristics.gpu.registry import make_policy, policy_migrates
 from heuristics.gpu.sifopt import RepackingPolicy
 
 
-# COMPASS-ABS (flat and hierarchical) is defined for 8-GPU nodes only (seeds/000 §3, Appendix D).
-PARTITION_ONLY = {**{f"compass-{v}": 8 for v in VARIANTS}, "hier-compass": 8}
+# Hierarchical COMPASS is defined for 8-GPU nodes only (seeds/000 Appendix D: an instance of 8K
+# GPUs takes K whole nodes).
+PARTITION_ONLY = {"hier-compass": 8}
+# Flat COMPASS on mixed nodes: one COMPASS-ABS per node class (``compass_mixed``).
+MIXED_COMPASS = {f"compass-{v}": v for v in VARIANTS}
 
 
 def run_cluster(scheduler: str, cluster: NodeList) -> NodeList:
-    """The nodes ``scheduler`` runs on: the whole cluster, or its 8-GPU partition for COMPASS."""
+    """The nodes ``scheduler`` runs on: the whole cluster, or the 8-GPU partition for hierarchical
+    COMPASS."""
     cap = PARTITION_ONLY.get(scheduler)
     return cluster if cap is None else cluster.partition(cap)
 
 
-def placeholder_refusal(name: str, capacities: Sequence[int], constrained: bool) -> str | None:
+def placeholder_refusal(name: str, capacities: Sequence[int], constrained: bool,
+                        opts: Mapping[str, object] | None = None) -> str | None:
     """Why ``name`` cannot run on nodes of ``capacities`` (with model-constrained jobs when
     ``constrained``); None when it can (always on one capacity without constraints)."""
     uniform = len(set(capacities)) <= 1
     if uniform and not constrained:
         return None
     need = "the nodes a model-constrained job may not use" if constrained else "smaller nodes"
-    policy = make_policy(name, 1, max(capacities))
+    policy = make_policy(name, len(capacities), max(capacities), **dict(opts or {}))
     if not isinstance(getattr(policy, "state_key", lambda: None)(), Placement):
         return f"its state is not a placement, so it cannot take the placeholders that stand for {need}"
     if policy_migrates(name, policy) or isinstance(policy, RepackingPolicy):
@@ -59,13 +66,17 @@ def placeholder_refusal(name: str, capacities: Sequence[int], constrained: bool)
     return None
 
 
-def runs_natively(name: str, capacities: Sequence[int], constrained: bool) -> bool:
+def runs_natively(name: str, capacities: Sequence[int], constrained: bool,
+                  opts: Mapping[str, object] | None = None) -> bool:
     """Whether ``name`` runs on nodes of ``capacities`` (with model-constrained jobs when
-    ``constrained``) by itself, not through placeholders: it has ``on_capacities`` and, for
-    model-constrained jobs, ``honours_models`` (the node rules, CAFGD, MCG, SIFOpt, FFT, DRR). False on one capacity without constraints (nothing to do)."""
+    ``constrained``) by itself, not through placeholders: flat COMPASS (``compass_mixed``), or a
+    policy with ``on_capacities`` and, for model-constrained jobs, ``honours_models`` (the node
+    rules, CAFGD, MCG, SIFOpt, FFT, DRR). False on one capacity without constraints (nothing to do)."""
     if len(set(capacities)) <= 1 and not constrained:
         return False
-    policy = make_policy(name, 1, max(capacities))
+    if name in MIXED_COMPASS:
+        return True
+    policy = make_policy(name, len(capacities), max(capacities), **dict(opts or {}))
     if not callable(getattr(policy, "on_capacities", None)):
         return False
     return not constrained or bool(getattr(policy, "honours_models", False))
@@ -78,11 +89,14 @@ def mixed_policy(name: str, capacities: Sequence[int], models: Sequence[str] | N
     nodes of its models: natively when it can (:func:`runs_natively`), else through placeholders
     (:class:`PlaceholderPolicy`; ValueError when neither can, :func:`mixed_refusal`)."""
     constrained = bool(job_models)
-    why = mixed_refusal(name, capacities, constrained)
+    why = mixed_refusal(name, capacities, constrained, opts)
     if why is not None:
         raise ValueError(f"{name} cannot run on this cluster: {why}")
     policy = make_policy(name, len(capacities), max(capacities), **dict(opts or {}))
-    if not runs_natively(name, capacities, constrained):
+    native = runs_natively(name, capacities, constrained, opts)
+    if native and name in MIXED_COMPASS:
+        return MixedCompass(MIXED_COMPASS[name], capacities, models, job_models)
+    if not native:
         if len(set(capacities)) <= 1 and not constrained:
             return policy
         return PlaceholderPolicy(name, capacities, models, job_models, opts)
@@ -92,12 +106,13 @@ def mixed_policy(name: str, capacities: Sequence[int], models: Sequence[str] | N
     return cast(Policy, on_capacities(tuple(capacities)))
 
 
-def mixed_refusal(name: str, capacities: Sequence[int], constrained: bool) -> str | None:
+def mixed_refusal(name: str, capacities: Sequence[int], constrained: bool,
+                  opts: Mapping[str, object] | None = None) -> str | None:
     """Why ``name`` cannot run on nodes of ``capacities`` (with model-constrained jobs when
     ``constrained``), natively or through placeholders; None when it can."""
-    if runs_natively(name, capacities, constrained):
+    if runs_natively(name, capacities, constrained, opts):
         return None
-    return placeholder_refusal(name, capacities, constrained)
+    return placeholder_refusal(name, capacities, constrained, opts)
 
 
 class PlaceholderError(RuntimeError):

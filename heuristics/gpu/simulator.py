@@ -351,7 +351,7 @@ def on_node_list(base: SimConfig, cluster: NodeList, job_models: Mapping[int, fr
     if not nodes.n_nodes:
         raise ValueError(f"the cluster has no {PARTITION_ONLY.get(base.policy)}-GPU node")
     jm = tuple((j.id, job_models[j.id]) for j in jobs if j.id in job_models)
-    why = mixed_refusal(base.policy, nodes.capacities, bool(jm))
+    why = mixed_refusal(base.policy, nodes.capacities, bool(jm), dict(base.policy_opts))
     if why is not None:
         raise ValueError(why)
     cfg = replace(base, n_nodes=nodes.n_nodes, capacity=max(nodes.capacities), job_models=jm,

@@ -42,7 +42,7 @@ def fill_main(a: argparse.Namespace) -> int:
     print(f"submitted: {len(seq)} pods, {sum(p.g for p in seq)} GPUs, order {a.order}, seed {a.seed}")
     results = []
     for s in a.schedulers:
-        why = fill.unsupported(s, cluster, seq)
+        why = fill.unsupported(s, cluster, seq, dict(a.policy_opts.get(s, ())))
         if why is not None and a.named:
             raise UsageError(f"--schedulers: {s}: {why}")
         if why is not None:

@@ -18,8 +18,9 @@ from proofs_check.gpu.events import Event, FlatState, counts_of_state, used_per_
 
 
 def exact_phi_star(counts: tuple[int, ...], n_nodes: int) -> int:
-    """Exact Φ★ (memoised by the oracle on (counts, N)); a solver limit raises Undecided."""
-    cert = oracle_phi_star(counts, n_nodes)
+    """Exact Φ★ of n_1..n_G = ``counts`` on N nodes of G = ``len(counts)`` GPUs (memoised by the
+    oracle; a scheduler of 4-GPU nodes has four counts); a solver limit raises Undecided."""
+    cert = oracle_phi_star(counts, n_nodes, len(counts))
     if cert.is_optimal and cert.objective is not None:
         return cert.objective
     if cert.status is Status.INFEASIBLE:
