@@ -22,12 +22,14 @@ on the same bounds, with ``examples/`` on the path:
   Compass from each canonical AbsView per event; this tree keeps the objects, merged by their
   checked view (more states: the real ones, without node renumbering).
 
-Printed per case: wall times, distinct states, distinct states per second, the ratios, whether the
-rows agree. Wall times on a shared machine are noisy: compare ratios from one run.
+Printed per case: wall times, distinct states, distinct states per second, the ratios (wall and
+CPU seconds), whether the rows agree. Wall times on a shared machine are noisy: compare ratios
+from one run; ``--repeat K`` runs each tree K times, alternately, and reports the medians.
 """
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 from pathlib import Path
 
@@ -61,23 +63,34 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--ref", default="1b303a9", help="the reference commit (default 1b303a9: before the scheduler model)")
     ap.add_argument("--cases", default=",".join(CASES), help=f"comma-separated, from {', '.join(CASES)}")
+    ap.add_argument("--repeat", type=int, default=1, help="runs of each tree per case, alternately (medians shown)")
     a = ap.parse_args()
+    if a.repeat < 1:
+        ap.error("--repeat must be at least 1")
     with reference_tree(a.ref, "bench_scheduler_model_") as ref:
-        print(f"{'case':<7} {'ref s':>7} {'new s':>7} {'wall ratio':>10} {'ref distinct':>12} {'new distinct':>12} "
-              f"{'ref st/s':>9} {'new st/s':>9} {'st/s ratio':>10} same")
+        print(f"{'case':<7} {'ref s':>7} {'new s':>7} {'wall ratio':>10} {'cpu ratio':>9} {'ref distinct':>12} "
+              f"{'new distinct':>12} {'ref st/s':>9} {'new st/s':>9} {'st/s ratio':>10} same")
         for case in a.cases.split(","):
-            compare(ref, case)
-    print("wall ratio = reference wall / this tree's; st/s ratio = this tree's distinct states per second / the "
-          "reference's")
+            compare(ref, case, a.repeat)
+    print("wall (cpu) ratio = reference wall (CPU) seconds / this tree's; st/s ratio = this tree's distinct states "
+          f"per second / the reference's (wall); medians of {a.repeat} run(s) of each tree")
 
 
-def compare(ref: Path, case: str) -> None:
-    old, new = _run(ref, CASES[case]), _run(ROOT, CASES[case])
-    r_rate, n_rate = old.distinct / old.wall, new.distinct / new.wall
-    print(f"{case:<7} {old.wall:>7.1f} {new.wall:>7.1f} {old.wall / new.wall:>9.2f}x {old.distinct:>12,} "
+def compare(ref: Path, case: str, repeat: int) -> None:
+    olds, news = [], []
+    for _ in range(repeat):
+        olds.append(_run(ref, CASES[case]))
+        news.append(_run(ROOT, CASES[case]))
+    old, new = olds[0], news[0]
+    same = all(agree(o, n) for o, n in zip(olds, news))
+    o_wall, n_wall = (statistics.median(r.wall for r in rs) for rs in (olds, news))
+    o_cpu, n_cpu = (statistics.median(r.cpu for r in rs) for rs in (olds, news))
+    r_rate, n_rate = old.distinct / o_wall, new.distinct / n_wall
+    print(f"{case:<7} {o_wall:>7.1f} {n_wall:>7.1f} {o_wall / n_wall:>9.2f}x {o_cpu / n_cpu:>8.2f}x {old.distinct:>12,} "
           f"{new.distinct:>12,} {r_rate:>9,.0f} {n_rate:>9,.0f} {n_rate / r_rate:>9.2f}x "
-          f"{'yes' if agree(old, new) else 'no'}", flush=True)
-    show_difference(old, new)
+          f"{'yes' if same else 'no'}", flush=True)
+    for o, n in zip(olds, news):
+        show_difference(o, n)
 
 
 if __name__ == "__main__":

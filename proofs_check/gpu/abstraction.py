@@ -242,10 +242,10 @@ def _relabelled(a: Any, labels: dict[int, int]) -> Any:
     return a._replace(job=labels[a.job]) if hasattr(a, "job") and not a.arrive else a
 
 
-def _matching(model: Any, state: Any, a: Any, labels: dict[int, int]) -> Any:
-    """The action of the relabelled state that corresponds to ``a`` of the original."""
+def _matching(acts: Sequence[Any], a: Any, labels: dict[int, int]) -> Any:
+    """The action among ``acts`` (the relabelled state's) that corresponds to ``a`` of the original."""
     if hasattr(a, "job") and a.arrive:  # an arrival's id is the smallest free one in either state
-        return next(b for b in model.actions(state) if getattr(b, "arrive", False) and (b.g, b.w) == (a.g, a.w))
+        return next(b for b in acts if getattr(b, "arrive", False) and (b.g, b.w) == (a.g, a.w))
     return _relabelled(a, labels)
 
 
@@ -262,8 +262,9 @@ def check_symmetry(model: Any, samples: list[_Sample]) -> str | None:
         except Exception as e:
             return f"symmetry refused: with_state(canonical view) after {path_text(s.path)} raised " \
                    f"{type(e).__name__}: {e}"
+        theirs = model.actions(r)
         for a in model.actions(s.state):
-            x, y = model.step(s.state, a), model.step(r, _matching(model, r, a, labels))
+            x, y = model.step(s.state, a), model.step(r, _matching(theirs, a, labels))
             sx = _signature(x, lambda t: canonical(_view(t)))
             sy = _signature(y, lambda t: canonical(_view(t)))
             if sx != sy:
