@@ -13,9 +13,9 @@ Readings chosen (docs/heterogeneous.md):
   cluster's GPUs; without it every pod is submitted once. All schedulers see the same sequence.
 * **Whole-GPU pods only**; fractional, CPU-only and > 8-GPU pods are filtered and counted by the
   loader (``heuristics.gpu.trace_loaders.load_openb_pods``).
-* **Mixed capacities.** Every built-in scheduler but COMPASS runs natively on the node list's
+* **Mixed capacities.** Every built-in scheduler runs natively on the node list's
   capacities (``heuristics.gpu.placeholders.mixed_policy``, shared with the event simulator: the
-  node rules, FGD, CAFGD, MCG, and SIFOpt, FFT, DRR, which may migrate placed pods); a plugin
+  node rules, FGD, CAFGD, MCG, COMPASS, and SIFOpt, FFT, DRR, which may migrate placed pods); a plugin
   scheduler goes through placeholders. Metrics read the real capacities.
 * **FGD's workload distribution.** A scheduler taking ``demand_dist`` (FGD and the node rules)
   gets the pod list's whole-GPU demand shares — FGD's "target workload" — unless given one.
@@ -30,8 +30,9 @@ Readings chosen (docs/heterogeneous.md):
 * **GPU models.** A pod with a ``gpu_spec`` may only use nodes of those models (the node rules,
   CAFGD, MCG, SIFOpt, FFT and DRR natively; SIFOpt's and FFT's repacks with models are
   ``heuristics.gpu.model_repack``'s).
-* **COMPASS** is defined for 8-GPU nodes (seeds/000 §3): it runs on the 8-GPU partition, with its
-  shares measured against that partition's GPUs (said in every report).
+* **COMPASS** is defined for nodes of one capacity (seeds/000 §3): on a node list it runs one
+  COMPASS-ABS per node class (``heuristics.gpu.compass_mixed``: capacity, and GPU model when pods
+  are model-constrained), a pod going whole to the smallest class that admits it.
 * **The exact bound** (:func:`bound_points`): for the first k submitted pods, the fewest requested
   GPUs that no packing of the whole cluster can place (``oracle.gpu.mixed_phi.fill_bound``, with
   hindsight and free migration) bounds every scheduler's unallocated share at k from below;

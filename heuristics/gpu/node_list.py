@@ -13,7 +13,7 @@ silently. Capacities above 8 are refused: every scheduler here places instances 
 GPUs on nodes of at most 8 (the COMPASS-ABS model, seeds/000 §3).
 
 The cluster description is plain immutable data: node capacities and models in file order, and
-the 8-GPU partition COMPASS runs on (COMPASS-ABS is defined for 8-GPU nodes only).
+the 8-GPU partition hierarchical COMPASS runs on (its multi-node instances take whole 8-GPU nodes).
 """
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ class NodeList:
         return len(set(self.capacities)) <= 1
 
     def partition(self, capacity: int) -> NodeList:
-        """The nodes of exactly ``capacity`` GPUs (e.g. the 8-GPU partition COMPASS runs on)."""
+        """The nodes of exactly ``capacity`` GPUs (e.g. the 8-GPU partition hierarchical COMPASS runs on)."""
         return NodeList(f"{self.source}[{capacity}-GPU nodes]",
                         tuple(n for n in self.nodes if n.capacity == capacity), 0)
 

@@ -104,7 +104,7 @@ def plot_folder(folder: str | Path, t0: float | None = None, t1: float | None = 
 def plot_fill(folder: str | Path) -> Path:
     """The FGD paper's fill-until-full figure from ``simulate --mode fill --out DIR``: unallocated
     share of GPUs against the share requested, one line per scheduler, the exact bound as markers.
-    One panel per denominator (the whole cluster; the 8-GPU partition COMPASS runs on), each
+    One panel per denominator (the whole cluster; the 8-GPU partition hierarchical COMPASS runs on), each
     zoomed to where its curves part: from 5 points before the first failed pod to the end; equal
     curves stay visible as nested bands (``nested_widths``)."""
     import matplotlib

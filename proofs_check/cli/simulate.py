@@ -27,7 +27,8 @@ so): the FGD paper's evaluation on ``--nodes-file PATH`` or ``--nodes N``, with 
 ``--until U`` and ``--seed`` (``proofs_check.cli.simulate_fill``, docs/heterogeneous.md).
 
 A timed replay with ``--nodes-file PATH`` (openb node list) runs on those nodes, mixed capacities
-and GPU models included: COMPASS variants on the 8-GPU partition, sifopt, fft and drr natively, a
+and GPU models included: every built-in scheduler natively (COMPASS per node class), hier-compass on
+the 8-GPU partition, a
 scheduler that cannot run there skipped with its reason, jobs that can never run left out and
 counted in a note (``heuristics.gpu.simulator.on_node_list``, docs/heterogeneous.md).
 
