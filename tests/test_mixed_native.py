@@ -214,3 +214,20 @@ def test_native_with_state_refuses_an_overfull_small_node() -> None:
     pol = make_policy("best-fit", 2, 8).on_capacities([8, 2])
     with pytest.raises(ValueError, match="exceeds its 2 GPUs"):
         pol.with_state(pol.placement()._replace(nodes=((), (Instance(0, 4),))))
+
+
+def test_the_drain_moves_unconstrained_pods_off_the_node_a_constrained_one_needs() -> None:
+    """A V100-only instance that fits on no V100 node as it is gets the V100 node the fewest
+    migrations free (here one 4-GPU pod to the T4 node rather than two 2-GPU pods off the other
+    V100 node); none when no V100 node can be freed."""
+    from heuristics.gpu.model_repack import drain_with_models
+    from oracle.gpu.plain_nodes import Move
+
+    caps, models = [8, 8, 8], ["V100", "V100", "T4"]
+    nodes = (((0, 4), (1, 4)), ((2, 2), (3, 2), (4, 2), (5, 2)), ())
+    jm = {9: frozenset({"V100"})}
+    (placement, moves, _), _ = drain_with_models(nodes, caps, models, jm, [(9, 4)], 1)
+    assert moves == (Move(0, 4, 0, 2),) or moves == (Move(1, 4, 0, 2),)
+    assert sorted(placement[0]) in ([(1, 4), (9, 4)], [(0, 4), (9, 4)]) and placement[1] == nodes[1]
+    pinned = {**jm, **{j: frozenset({"V100"}) for j in range(6)}}  # no pod may leave the V100 nodes
+    assert drain_with_models(nodes, caps, models, pinned, [(9, 4)], 1) == (None, False)

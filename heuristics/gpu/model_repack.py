@@ -7,7 +7,10 @@ question is asked of ``oracle.gpu.typed_repack`` (instance types (g, models) in 
 before. Beyond that, or when the solve is not proven within its time limit, the heuristic is the
 drain of ``sifopt.consolidate`` with models (reading: SIFOpt's candidates (a) and (b) need Φ★
 witnesses per node that the model-aware Φ★ does not assign, so only candidate (c) is kept): new
-instances go best-fit, largest first, to nodes of their models; then, while Φπ > Φ★, the partial
+instances go best-fit, largest first, to nodes of their models — one that fits on none of them
+gets the node of its models that the fewest migrations free for it (its instances, largest first,
+each to the fullest other node of its models with room: unconstrained pods make way for a
+constrained one); then, while Φπ > Φ★, the partial
 node with the fewest instances that can be emptied is, each of its instances to the fullest other
 non-empty node of its models with room (a node that cannot be emptied is passed over until
 another one's drain changes the others). When no partial node can be emptied the drain stops
@@ -94,8 +97,40 @@ def drain_with_models(nodes: Nodes, caps: Sequence[int], models: Sequence[str],
         fits = [n for n in allowed if used[n] + item[1] <= caps[n] and may_use(item[0], n)]
         return max(fits, key=lambda n: (used[n], -n)) if fits else None
 
+    def make_room(item: Item) -> int | None:
+        """A node of ``item``'s models made to fit it by moving the fewest instances off it, each
+        to the fullest other node of its models with room (None when no node of its models can)."""
+        best: tuple[int, int, list[tuple[Item, int]]] | None = None
+        for n in range(len(nodes)):
+            if caps[n] < item[1] or not may_use(item[0], n):
+                continue
+            need, plan, room = used[n] + item[1] - caps[n], [], list(used)
+            for other in sorted(content[n], key=lambda it: -it[1]):
+                if need <= 0:
+                    break
+                fits = [m for m in range(len(nodes)) if m != n and room[m] + other[1] <= caps[m]
+                        and may_use(other[0], m)]
+                if fits:
+                    m = max(fits, key=lambda m: (room[m], -m))
+                    room[m] += other[1]
+                    need -= other[1]
+                    plan.append((other, m))
+            if need <= 0 and (best is None or len(plan) < best[0]):
+                best = (len(plan), n, plan)
+        if best is None:
+            return None
+        _, n, plan = best
+        for other, m in plan:
+            content[n].remove(other)
+            content[m].append(other)
+            used[n] -= other[1]
+            used[m] += other[1]
+        return n
+
     for item in sorted(new_items, key=lambda it: -it[1]):
         n = fullest_fit(item, range(len(nodes)))
+        if n is None:
+            n = make_room(item)
         if n is None:
             return None, False
         content[n].append(item)
