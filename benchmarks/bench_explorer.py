@@ -1,6 +1,7 @@
 """Explorer speed, side by side: this tree against the explorer of commit e0bcca7 (issue 16).
 
     python benchmarks/bench_explorer.py [--ref e0bcca7] [--cases pool5,thm1n6] [--workers 1,2] [--compiled]
+                                        [--ref-compiled]
 
 The reference is built from the git history into a temporary directory (``git archive``, removed
 at the end) and run there as ``python -m proofs_check.cli …`` (the old CLI
@@ -9,12 +10,15 @@ one after the other, on the same bounds:
 
 * ``pool5``  — ``verify --claim thm1.pool --min-nodes 5 --max-nodes 5 --depth 8 --max-jobs 4 --max-w 4``
 * ``thm1n6`` — ``verify --theorem 1 --max-nodes 6`` (the README's command)
+* ``thm2`` (opt-in) — ``verify --theorem 2``: hierarchical COMPASS at Theorem 2's default bounds
+  (since e0bcca7 its search reaches more states, the real ones: compare it with a later ``--ref``)
 * ``mem3`` (opt-in) — ``verify --claim thm1.pool --variant repaired --min-nodes 3 --max-nodes 3
   --max-jobs 5 --max-w 8``: 204,815 distinct states, where the peak memory per million states
   is no longer dominated by the interpreter's base
 
 each serial and with ``--workers 2``. With ``--compiled`` this tree also runs as the opt-in compiled
-build (``PROOFS_CHECK_COMPILE=1``, setup.py), made in a temporary copy in the same run. Printed per
+build (``PROOFS_CHECK_COMPILE=1``, setup.py), made in a temporary copy in the same run; with
+``--ref-compiled`` the reference is compiled too (a reference that has the opt-in build). Printed per
 run: wall time, distinct states (summed over the
 report's exploration rows), distinct states per second, the speed-up (reference wall / this
 tree's wall; "cpu ×": the same for CPU seconds, steadier on a loaded machine), the child's peak resident memory (``resource`` ru_maxrss of the child, via
@@ -43,6 +47,8 @@ CASES = {
     "pool5": ["--claim", "thm1.pool", "--min-nodes", "5", "--max-nodes", "5", "--depth", "8", "--max-jobs", "4",
               "--max-w", "4"],
     "thm1n6": ["--theorem", "1", "--max-nodes", "6"],
+    # opt-in (--cases thm2): Theorem 2 at its default bounds, hierarchical COMPASS (hier_compass)
+    "thm2": ["--theorem", "2"],
     # opt-in (--cases mem3): 204,815 distinct states, for peak memory per million states
     "mem3": ["--claim", "thm1.pool", "--variant", "repaired", "--min-nodes", "3", "--max-nodes", "3", "--max-jobs", "5",
              "--max-w", "8"],
@@ -90,17 +96,22 @@ def compiled_tree() -> Iterator[Path]:
         tar = subprocess.run(["tar", "-c", "--null", "-T", "-", "-f", "-"], cwd=ROOT, input=files, check=True,
                              capture_output=True).stdout
         subprocess.run(["tar", "-x", "-C", str(tmp)], input=tar, check=True)
-        t0 = time.perf_counter()
-        subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--inplace"], cwd=tmp, check=True,
-                       capture_output=True, env={**os.environ, "PROOFS_CHECK_COMPILE": "1"})
-        status = subprocess.run([sys.executable, "-c", "from heuristics import compiled; print(compiled.status())"],
-                                cwd=tmp, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(tmp)})
-        print(f"compiled build: {status.stdout.strip()} in {tmp} ({time.perf_counter() - t0:.0f} s to build)")
-        if not status.stdout.startswith("compiled"):
-            raise SystemExit(f"bench_explorer: the compiled build did not load: {status.stdout}{status.stderr}")
+        compile_in(tmp, "compiled build")
         yield tmp
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def compile_in(tree: Path, what: str) -> None:
+    """Compile ``tree``'s hot modules in place with mypyc; exit if the build does not load."""
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--inplace"], cwd=tree, check=True,
+                   capture_output=True, env={**os.environ, "PROOFS_CHECK_COMPILE": "1"})
+    status = subprocess.run([sys.executable, "-c", "from heuristics import compiled; print(compiled.status())"],
+                            cwd=tree, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(tree)})
+    print(f"{what}: {status.stdout.strip()} in {tree} ({time.perf_counter() - t0:.0f} s to build)")
+    if not status.stdout.startswith("compiled"):
+        raise SystemExit(f"bench_explorer: the {what} did not load: {status.stdout}{status.stderr}")
 
 
 @contextmanager
@@ -127,8 +138,12 @@ def main() -> None:
     ap.add_argument("--workers", default="1,2", help="worker counts to run (1 = serial)")
     ap.add_argument("--compiled", action="store_true", help="also run this tree compiled with mypyc (needs a C "
                     "compiler and mypy; about a minute to build)")
+    ap.add_argument("--ref-compiled", action="store_true", help="compile the reference too (a commit that has the "
+                    "opt-in build): what a change does to the compiled build")
     a = ap.parse_args()
     with reference_tree(a.ref, "bench_explorer_") as ref:
+        if a.ref_compiled:
+            compile_in(ref, "reference build")
         if a.compiled:
             with compiled_tree() as comp:
                 compare(ref, a, comp)
@@ -144,7 +159,7 @@ def compare(ref: Path, a: argparse.Namespace, comp: Path | None) -> None:
     for case in a.cases.split(","):
         for k in (int(x) for x in a.workers.split(",")):
             extra = ["--quiet"] + ([] if k == 1 else ["--workers", str(k)])
-            old = run([sys.executable, "-m", "proofs_check.cli", *CASES[case], *extra], ref)
+            old = run([sys.executable, "-m", cli_module(ref), *CASES[case], *extra], ref)
             builds = [("pure", ROOT)] + ([("compiled", comp)] if comp is not None else [])
             for build, tree in builds:
                 new = run([sys.executable, "-m", "proofs_check.cli.verify", *CASES[case], *extra], tree)
@@ -157,6 +172,12 @@ def compare(ref: Path, a: argparse.Namespace, comp: Path | None) -> None:
                       f"{new.maxrss_kib / 1024:>8.0f} {old.maxrss_kib / 1024 / (old.distinct / 1e6):>9,.0f} "
                       f"{new.maxrss_kib / 1024 / (d / 1e6):>9,.0f} {'yes' if same else 'NO'}", flush=True)
                 show_difference(old, new)
+
+
+def cli_module(tree: Path) -> str:
+    """The verify program of ``tree``: ``proofs_check.cli.verify``, or before the CLI package
+    existed (e0bcca7) the module ``proofs_check.cli``."""
+    return "proofs_check.cli.verify" if (tree / "proofs_check" / "cli" / "verify.py").exists() else "proofs_check.cli"
 
 
 def agree(old: Run, new: Run) -> bool:

@@ -28,6 +28,7 @@ from typing import Mapping, Sequence
 HOT_MODULES: tuple[str, ...] = (
     "heuristics.gpu.abs_space",
     "heuristics.gpu.compass",
+    "heuristics.gpu.hier_compass",
     "proofs_check.gpu.canonical",
     "proofs_check.gpu.events",
     "proofs_check.gpu.packed",

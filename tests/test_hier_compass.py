@@ -232,3 +232,21 @@ def test_a_departure_that_draws_its_own_unit_decides_as_a_rebuild_does():
         got, want = (h.arrive(x), fresh.arrive(x)) if arrive else (h.depart(x), fresh.depart(x))
         assert got == want and h.state_key() == fresh.state_key()
     assert len(got.migrations) == 2
+
+
+class _CountingHier(HierCompass):
+    arrivals = 0
+
+    def arrive(self, job):
+        self.arrivals += 1
+        return super().arrive(job)
+
+
+def test_a_python_subclass_keeps_its_own_state_through_pickle_and_deepcopy():
+    import copy
+    import pickle
+
+    h = _CountingHier(2, 2)
+    h.arrive(Job(0, 8, 1))
+    for d in (pickle.loads(pickle.dumps(h)), copy.deepcopy(h)):
+        assert type(d) is _CountingHier and d.arrivals == 1 and d.state_key() == h.state_key()

@@ -52,7 +52,7 @@ instances causes at most 9·w + 13 migrations (migr).
 from __future__ import annotations
 
 from bisect import bisect_left, insort
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any, Callable, Iterable
 
 from mypy_extensions import mypyc_attr
@@ -94,6 +94,12 @@ class Variant:
     pool_first: bool = False  # a departing job's pool instances leave before its fillers (reading 9)
     doc: str = ""
 
+    def __reduce__(self) -> tuple[type, tuple[Any, ...]]:
+        # By its fields: the compiled build's frozen dataclass cannot be rebuilt attribute by
+        # attribute (``__setstate__`` would assign to a frozen field), so pickle and deepcopy
+        # of a scheduler holding a variant need this.
+        return (Variant, tuple(getattr(self, f.name) for f in fields(self)))
+
 
 VARIANTS: dict[str, Variant] = {
     "literal": Variant("literal", doc="the paper's pseudocode with the readings of the module docstring"),
@@ -122,6 +128,24 @@ VARIANTS: dict[str, Variant] = {
 
 class OperatorFailure(Exception):
     """An operator had no legal move; Algorithm 1 cannot produce a state for this event."""
+
+
+def object_state(obj: object) -> dict[str, Any]:
+    """Every attribute of ``obj``, for ``__getstate__``: the compiled build's native attributes
+    (``__mypyc_attrs__``) and the instance dictionary. mypyc's own pickling reads only the
+    native ones, so the attributes of a subclass written in Python (a scheduler built on
+    COMPASS, with its own counters) would be lost in every pickle and deep copy, and the
+    explorer, which keeps states as pickles, would check another scheduler."""
+    state = {a: getattr(obj, a) for a in getattr(type(obj), "__mypyc_attrs__", ()) if a != "__dict__"
+             and hasattr(obj, a)}
+    state.update(getattr(obj, "__dict__", {}))
+    return state
+
+
+def restore_state(obj: object, state: dict[str, Any]) -> None:
+    """``__setstate__`` of :func:`object_state`."""
+    for name, value in state.items():
+        setattr(obj, name, value)
 
 
 # Under the opt-in compiled build (docs/scaling.md) these are native classes: pickling and deep
@@ -435,6 +459,12 @@ class Compass:
             c.jobs[j] = Job(j, g, w)
             c._counts[g] += w
         return c
+
+    def __getstate__(self) -> dict[str, Any]:
+        return object_state(self)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        restore_state(self, state)
 
     def _settings_of(self, other: Compass, n_nodes: int, capacity: int) -> None:
         """What a rebuild keeps of ``other``: everything but the state."""

@@ -75,9 +75,12 @@ from dataclasses import replace
 from functools import partial
 from typing import Any, Callable, Iterable
 
+from mypy_extensions import mypyc_attr
+
 from heuristics.gpu.abs_space import EMPTY, POOL, SLOTTED, AbsView, NodeView, slot_width
-from heuristics.gpu.cluster import G_DEFAULT, Job, Placement
-from heuristics.gpu.compass import BLOCKED, VARIANTS, Compass, OperatorFailure, Variant, _MinIndex
+from heuristics.gpu.cluster import Job, Placement
+from heuristics.gpu.compass import (BLOCKED, VARIANTS, Compass, OperatorFailure, Variant, _MinIndex, object_state,
+                                    restore_state)
 from heuristics.gpu.hier_abs import MAX_TABLE_P, HierView, gpu_panels, layout, reserved_panels
 from heuristics.gpu.hier_cluster import (
     G_PANEL,
@@ -113,6 +116,7 @@ def panel_variant(base: Variant, k: int) -> Variant:
     return replace(base, name=f"{base.name}-panel", width=partial(panel_slot_width, k))
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class PanelLevel(Compass):
     """The panel level of Appendix D: COMPASS on domains of K panels (capacity K), with the two
     things the text adds to the verbatim mirror of ABS (readings H1 and H4):
@@ -238,6 +242,7 @@ class PanelLevel(Compass):
         return c
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class _EmptyPanels(_MinIndex):
     """The GPU level's empty panels: with a chooser, "pick any empty node" asks it (reading H7)."""
 
@@ -252,6 +257,7 @@ class _EmptyPanels(_MinIndex):
         return pick(self._level.ties, "GPU level: which domain's empty panel", options) if options else None
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class GpuLevel(Compass):
     """The GPU level of Appendix D: COMPASS with the panels of ``panels_per_domain``-panel domains
     as its nodes. It differs from the flat scheduler in one respect only: empty panels of
@@ -293,11 +299,10 @@ class GpuLevel(Compass):
         return c
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class HierCompass:
     """Hierarchical COMPASS-ABS on ``n_domains`` domains of ``panels_per_domain`` panels;
     implements ``heuristics.gpu.policy.Policy`` with the panels as its nodes (capacity 8)."""
-
-    capacity = G_DEFAULT
 
     def __init__(self, n_domains: int, panels_per_domain: int, variant: str | Variant = "literal",
                  eight_gpu_level: str = PANEL) -> None:
@@ -318,7 +323,7 @@ class HierCompass:
     def _configure(self, topology: Topology, variant: Variant, eight_gpu_level: str, proto: dict[str, Compass]) -> None:
         self.topology, self.variant, self.eight_gpu_level, self._proto = topology, variant, eight_gpu_level, proto
         self.name = f"hier-compass-{variant.name}" + ("" if eight_gpu_level == PANEL else "-g8gpu")
-        self.n_nodes = topology.n_panels
+        self.n_nodes, self.capacity = topology.n_panels, G_PANEL
         self.max_demand = G_PANEL * topology.panels_per_domain  # the simulator admits g up to 8K (multi-panel)
 
     # ----------------------------------------------------------------- state
@@ -399,6 +404,12 @@ class HierCompass:
 
     def clone(self) -> "HierCompass":
         return self.with_state(self.state_key())
+
+    def __getstate__(self) -> dict[str, Any]:
+        return object_state(self)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        restore_state(self, state)
 
     def running(self) -> dict[int, Job]:
         return {j: job for j, (_, job) in self._jobs.items()}
@@ -557,16 +568,3 @@ def _ceil_div(a: int, b: int) -> int:
 
 def _moved(moves: Iterable[Migration]) -> set[int]:
     return {n for m in moves for n in (m.src, m.dst)}
-
-
-def build_hier_compass(n_nodes: int, capacity: int = G_DEFAULT, panels_per_domain: int | None = None,
-                       variant: str = "literal", eight_gpu_level: str = PANEL) -> HierCompass:
-    """The registry's constructor (``heuristics.gpu.registry``): ``n_nodes`` panels of 8 GPUs
-    grouped into domains of ``panels_per_domain``, the node-count signature every policy shares."""
-    if panels_per_domain is None:
-        raise ValueError("hier-compass needs the option panels_per_domain (K panels per NVLink domain)")
-    if capacity != G_PANEL:
-        raise ValueError(f"hier-compass runs on panels of 8 GPUs, got capacity={capacity}")
-    if n_nodes % panels_per_domain:
-        raise ValueError(f"n_nodes={n_nodes} panels is not a multiple of panels_per_domain={panels_per_domain}")
-    return HierCompass(n_nodes // panels_per_domain, panels_per_domain, variant, eight_gpu_level)

@@ -36,7 +36,8 @@ from heuristics.gpu.baselines import RULES, NodeRulePolicy
 from heuristics.gpu.cafgd import CAFGD
 from heuristics.gpu.cluster import G_DEFAULT
 from heuristics.gpu.compass import VARIANTS, Compass
-from heuristics.gpu.hier_compass import build_hier_compass
+from heuristics.gpu.hier_cluster import G_PANEL
+from heuristics.gpu.hier_compass import PANEL, HierCompass
 from heuristics.gpu.mcg import MCG
 from heuristics.gpu.policy import Policy
 from heuristics.gpu.repack_baselines import DRR, FFT
@@ -53,6 +54,21 @@ def _compass(variant: str) -> PolicyFactory:
         return Compass(n_nodes, capacity, variant)
 
     return build
+
+
+def build_hier_compass(n_nodes: int, capacity: int = G_DEFAULT, panels_per_domain: int | None = None,
+                       variant: str = "literal", eight_gpu_level: str = PANEL) -> HierCompass:
+    """Hierarchical COMPASS on ``n_nodes`` panels of 8 GPUs grouped into domains of
+    ``panels_per_domain``: the node-count signature every policy shares. Here, not in the
+    compiled ``hier_compass`` module, because ``policy_options`` reads the options from its
+    signature, which a compiled function does not expose."""
+    if panels_per_domain is None:
+        raise ValueError("hier-compass needs the option panels_per_domain (K panels per NVLink domain)")
+    if capacity != G_PANEL:
+        raise ValueError(f"hier-compass runs on panels of 8 GPUs, got capacity={capacity}")
+    if n_nodes % panels_per_domain:
+        raise ValueError(f"n_nodes={n_nodes} panels is not a multiple of panels_per_domain={panels_per_domain}")
+    return HierCompass(n_nodes // panels_per_domain, panels_per_domain, variant, eight_gpu_level)
 
 
 _FACTORIES: Mapping[str, PolicyFactory] = {
