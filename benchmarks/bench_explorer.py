@@ -1,7 +1,7 @@
 """Explorer speed, side by side: this tree against the explorer of commit e0bcca7 (issue 16).
 
     python benchmarks/bench_explorer.py [--ref e0bcca7] [--cases pool5,thm1n6] [--workers 1,2] [--compiled]
-                                        [--ref-compiled]
+                                        [--ref-compiled] [--repeat K]
 
 The reference is built from the git history into a temporary directory (``git archive``, removed
 at the end) and run there as ``python -m proofs_check.cli …`` (the old CLI
@@ -25,7 +25,8 @@ tree's wall; "cpu ×": the same for CPU seconds, steadier on a loaded machine), 
 ``os.wait4``; with ``--workers`` the largest of the child and its reaped workers) and that peak per
 million distinct states. "same" says whether the two reports agree on every verdict line and every
 exploration row (N, distinct, generated, depth, at-bound, queue, refused, failures, pruned).
-On a shared machine wall times are noisy: compare ratios from one run, not across runs.
+On a shared machine wall times are noisy: compare ratios from one run, not across runs; ``--repeat
+K`` runs every tree K times, alternately, and shows the medians (and "same" only if every run agrees).
 """
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ import argparse
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -138,9 +140,12 @@ def main() -> None:
     ap.add_argument("--workers", default="1,2", help="worker counts to run (1 = serial)")
     ap.add_argument("--compiled", action="store_true", help="also run this tree compiled with mypyc (needs a C "
                     "compiler and mypy; about a minute to build)")
+    ap.add_argument("--repeat", type=int, default=1, help="runs of each tree per row, alternately (medians shown)")
     ap.add_argument("--ref-compiled", action="store_true", help="compile the reference too (a commit that has the "
                     "opt-in build): what a change does to the compiled build")
     a = ap.parse_args()
+    if a.repeat < 1:
+        ap.error("--repeat must be at least 1")
     with reference_tree(a.ref, "bench_explorer_") as ref:
         if a.ref_compiled:
             compile_in(ref, "reference build")
@@ -159,11 +164,18 @@ def compare(ref: Path, a: argparse.Namespace, comp: Path | None) -> None:
     for case in a.cases.split(","):
         for k in (int(x) for x in a.workers.split(",")):
             extra = ["--quiet"] + ([] if k == 1 else ["--workers", str(k)])
-            old = run([sys.executable, "-m", cli_module(ref), *CASES[case], *extra], ref)
             builds = [("pure", ROOT)] + ([("compiled", comp)] if comp is not None else [])
-            for build, tree in builds:
-                new = run([sys.executable, "-m", "proofs_check.cli.verify", *CASES[case], *extra], tree)
-                same = agree(old, new)
+            olds: list[Run] = []
+            news: dict[str, list[Run]] = {build: [] for build, _ in builds}
+            for _ in range(a.repeat):  # alternately, so a busy spell of the machine hits every tree
+                olds.append(run([sys.executable, "-m", cli_module(ref), *CASES[case], *extra], ref))
+                for build, tree in builds:
+                    news[build].append(run([sys.executable, "-m", "proofs_check.cli.verify", *CASES[case], *extra],
+                                           tree))
+            old = median_of(olds)
+            for build, _ in builds:
+                new = median_of(news[build])
+                same = all(agree(o, n) for o in olds for n in news[build])
                 d = new.distinct
                 mode = "serial" if k == 1 else f"workers {k}"
                 print(f"{case:<7} {mode:<9} {build:<8} {old.wall:>8.1f} {new.wall:>8.1f} {old.wall / new.wall:>7.1f}x "
@@ -178,6 +190,14 @@ def cli_module(tree: Path) -> str:
     """The verify program of ``tree``: ``proofs_check.cli.verify``, or before the CLI package
     existed (e0bcca7) the module ``proofs_check.cli``."""
     return "proofs_check.cli.verify" if (tree / "proofs_check" / "cli" / "verify.py").exists() else "proofs_check.cli"
+
+
+def median_of(runs: list[Run]) -> Run:
+    """One run standing for ``runs`` of one command: the median wall and CPU seconds, the largest
+    peak memory, the first run's rows, verdicts and exit code (``agree`` is asked of every run)."""
+    first = runs[0]
+    return Run(statistics.median(r.wall for r in runs), statistics.median(r.cpu for r in runs), first.rc,
+               max(r.maxrss_kib for r in runs), first.rows, first.verdicts)
 
 
 def agree(old: Run, new: Run) -> bool:

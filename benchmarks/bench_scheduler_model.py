@@ -29,11 +29,10 @@ from one run; ``--repeat K`` runs each tree K times, alternately, and reports th
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 from pathlib import Path
 
-from bench_explorer import Run, agree, reference_tree, run, show_difference
+from bench_explorer import Run, agree, median_of, reference_tree, run, show_difference
 
 ROOT = Path(__file__).resolve().parent.parent
 POLICY_BOUNDS = ["--claim", "policy.valid", "--max-nodes", "3", "--depth", "5"]
@@ -81,10 +80,9 @@ def compare(ref: Path, case: str, repeat: int) -> None:
     for _ in range(repeat):
         olds.append(_run(ref, CASES[case]))
         news.append(_run(ROOT, CASES[case]))
-    old, new = olds[0], news[0]
+    old, new = median_of(olds), median_of(news)
     same = all(agree(o, n) for o, n in zip(olds, news))
-    o_wall, n_wall = (statistics.median(r.wall for r in rs) for rs in (olds, news))
-    o_cpu, n_cpu = (statistics.median(r.cpu for r in rs) for rs in (olds, news))
+    o_wall, n_wall, o_cpu, n_cpu = old.wall, new.wall, old.cpu, new.cpu
     r_rate, n_rate = old.distinct / o_wall, new.distinct / n_wall
     print(f"{case:<7} {o_wall:>7.1f} {n_wall:>7.1f} {o_wall / n_wall:>9.2f}x {o_cpu / n_cpu:>8.2f}x {old.distinct:>12,} "
           f"{new.distinct:>12,} {r_rate:>9,.0f} {n_rate:>9,.0f} {n_rate / r_rate:>9.2f}x "
