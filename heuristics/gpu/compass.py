@@ -149,8 +149,8 @@ def restore_state(obj: object, state: dict[str, Any]) -> None:
 
 
 # Under the opt-in compiled build (docs/scaling.md) these are native classes: pickling and deep
-# copies (the explorer keeps live schedulers as pickles) and the hierarchy's interpreted
-# subclasses need saying so.
+# copies (the explorer keeps live schedulers as pickles) and subclasses (the hierarchy's levels,
+# a user's scheduler written in Python) need saying so.
 @mypyc_attr(serializable=True)
 class _Slot:
     __slots__ = ("width", "job", "g", "fillers", "node")

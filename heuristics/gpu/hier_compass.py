@@ -116,6 +116,9 @@ def panel_variant(base: Variant, k: int) -> Variant:
     return replace(base, name=f"{base.name}-panel", width=partial(panel_slot_width, k))
 
 
+# In the compiled build a native class without this runs ``__init__`` from ``cls.__new__(cls)``,
+# which the rebuilds (``Compass.with_state``, ``HierCompass.with_state``) call to skip it; it also
+# leaves the classes open to subclasses written in Python, as ``Compass`` is.
 @mypyc_attr(allow_interpreted_subclasses=True)
 class PanelLevel(Compass):
     """The panel level of Appendix D: COMPASS on domains of K panels (capacity K), with the two
@@ -242,7 +245,7 @@ class PanelLevel(Compass):
         return c
 
 
-@mypyc_attr(allow_interpreted_subclasses=True)
+@mypyc_attr(allow_interpreted_subclasses=True)  # as _MinIndex: picklable when compiled
 class _EmptyPanels(_MinIndex):
     """The GPU level's empty panels: with a chooser, "pick any empty node" asks it (reading H7)."""
 
