@@ -316,6 +316,14 @@ def test_a_broken_apply_and_undo_is_refused_and_the_run_rebuilds(monkeypatch: py
     assert figures(broken) == figures(right)
 
 
+def test_the_checks_refuse_a_model_that_already_merges_by_a_view() -> None:
+    """The checks take equal states for equal whole objects; under a trusted view two states with
+    equal views are equal, and the view check would pass without stepping them."""
+    m = LiveModel(lambda k: make_policy("first-fit", k), 2, EventBounds(ALL_G, 3, 3))
+    with pytest.raises(ValueError, match="merging whole objects"):
+        checked(m.with_trust(Trust(view=True)), 4)
+
+
 @pytest.mark.parametrize("name", ["first-fit", "compass-literal"])
 def test_a_trusted_rebuild_expands_views_and_reaches_what_the_objects_reach(name: str) -> None:
     """Under a checked rebuild a state is its view, expanded through ``with_state`` on a fresh
