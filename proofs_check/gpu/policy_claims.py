@@ -45,10 +45,11 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, replace
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from heuristics.gpu.cluster import G_DEFAULT
 from heuristics.gpu.policy import Policy
+from proofs_check.core.ahead import Ahead, spare_core
 from proofs_check.core.claim import ClaimDoc
 from proofs_check.core.engine import SERIAL, Engine
 from proofs_check.core.model import Property
@@ -59,7 +60,7 @@ from proofs_check.core.search import Exploration, Finding, Progress
 from proofs_check.core.trace import Record, trace_record
 from proofs_check.core.verdict import ClaimResult, Explained, Verdict
 from proofs_check.gpu.cutoff import Cutoff, EveryN, find_cutoff
-from proofs_check.gpu.abstraction import Checked, checked
+from proofs_check.gpu.abstraction import Checked, Declared, checked
 from proofs_check.gpu.claim_family import Family, measure, run_claims
 from proofs_check.gpu.events import Action
 from proofs_check.gpu.facts import Facts, sif_numbers
@@ -161,31 +162,49 @@ def _property_text(cid: str, params: PolicyParams) -> str:
 
 # --------------------------------------------------------------------------- running
 def _models(target: PolicyTarget, bounds: Bounds, params: PolicyParams, sizes: Iterable[int] | None = None,
-            deadline: float | None = None) -> Iterable[LiveModel]:
+            deadline: float | None = None, ahead: bool = False) -> Iterator[LiveModel]:
     """One model per N, its states merged by what the scheduler's declared abstractions earned
     on this run (``gpu.abstraction``); with ``--ties all`` each event under every legal choice at
-    the scheduler's tie points (PolicyError when it exposes none)."""
+    the scheduler's tie points (PolicyError when it exposes none). With ``ahead`` (a serial
+    search on a machine with a spare core) the checks of the later sizes run on that core while
+    the earlier ones are explored (``core.ahead``: the same results, sooner)."""
     all_ties = bounds.ties == "all"
     if all_ties:
         require_ties(target)
     events = EventBounds(params.demands, bounds.max_jobs, bounds.max_w, all_ties)
-    ns = sizes if sizes is not None else range(bounds.min_nodes, bounds.max_nodes + 1)
+    ns = list(sizes if sizes is not None else range(bounds.min_nodes, bounds.max_nodes + 1))
     watch = Watch(bounds.event_time_limit, None if deadline is None else float(deadline))
-    for n in ns:
-        model = LiveModel(target.factory, n, events, watch=watch)
-        found = abstractions(target, model, bounds)
-        yield model.with_trust(found.trust, found.describe())
+
+    def model_of(n: int) -> LiveModel:
+        return LiveModel(target.factory, n, events, watch=watch)
+
+    later = [n for n in ns[1:] if _memo_key(target, model_of(n), bounds) not in _CHECKED] \
+        if ahead and ns and Declared.of(target.factory(ns[0])).view else []
+    early = Ahead(lambda n: checked(model_of(n), bounds.depth), later) if later and spare_core() else None
+    try:
+        for n in ns:
+            model = model_of(n)
+            found = abstractions(target, model, bounds, None if early is None else early.take(n))
+            yield model.with_trust(found.trust, found.describe())
+    finally:
+        if early is not None:
+            early.close()
 
 
-def abstractions(target: PolicyTarget, model: LiveModel, bounds: Bounds) -> Checked:
-    """The checked abstractions of ``target`` on ``model``'s size (once per run and size); a
-    refusal is printed (one line) and, with ``bounds.strict``, a PolicyError."""
+def _memo_key(target: PolicyTarget, model: LiveModel, bounds: Bounds) -> tuple[Any, ...]:
     # keyed by the target object, not its name: a run's claims and its measurement share the
     # check, another run (or a scheduler changed under the same name) never reuses it
-    memo_key = (target, model.size, model.events, bounds.depth)
+    return target, model.size, model.events, bounds.depth
+
+
+def abstractions(target: PolicyTarget, model: LiveModel, bounds: Bounds, ready: Checked | None = None) -> Checked:
+    """The checked abstractions of ``target`` on ``model``'s size (once per run and size; ``ready``:
+    the check already made, on another core); a refusal is printed (one line) and, with
+    ``bounds.strict``, a PolicyError."""
+    memo_key = _memo_key(target, model, bounds)
     found = _CHECKED.get(memo_key)
     if found is None:
-        found = _CHECKED[memo_key] = checked(model, bounds.depth)
+        found = _CHECKED[memo_key] = ready if ready is not None else checked(model, bounds.depth)
         for line in found.refused:
             print(f"verify: {target.name} on N={model.size}: {line}", file=sys.stderr)
     if found.refused and bounds.strict:
@@ -203,6 +222,7 @@ class FlatFamily:
     checked cutoff."""
 
     target: PolicyTarget
+    ahead: bool = False  # the search is serial: the abstraction checks may run ahead on a spare core
     tests: ClaimTests = FLAT_TESTS
     axis: SizeAxis = SizeAxis("N", "Φπ − Φ★", "N={}".format, "N={}".format)
 
@@ -211,7 +231,7 @@ class FlatFamily:
 
     def models(self, bounds: Bounds, params: PolicyParams, sizes: Iterable[int] | None,
                deadline: float | None) -> Iterable[LiveModel]:
-        return _models(self.target, bounds, params, sizes, deadline)
+        return _models(self.target, bounds, params, sizes, deadline, self.ahead)
 
     def cutoff(self, bounds: Bounds, params: PolicyParams, deadline: float | None, progress: Progress | None,
                label: str) -> tuple[Cutoff | None, range | None]:
@@ -251,7 +271,8 @@ def run_policy_claims(ids: Sequence[str], target: PolicyTarget, bounds: Bounds, 
                       progress: Progress | None = None) -> list[ClaimResult]:
     """Check the policy.* claims ``ids`` (and ``measure.sif`` if named) on ``target``, flat or
     hierarchical: one pipeline (``gpu.claim_family``), the family decides what a state is."""
-    family: Family = hier_policy.HierFamily(target) if hier_policy.is_hier(target) else FlatFamily(target)
+    family: Family = hier_policy.HierFamily(target) if hier_policy.is_hier(target) \
+        else FlatFamily(target, ahead=not engine.partitioned)
     claims = [c for c in ids if c in CLAIM_IDS]
     results = run_claims(family, claims, bounds, params, EVERY_N, engine, deadline, progress) if claims else []
     if MEASURE_SIF in ids:
