@@ -180,17 +180,19 @@ class _MinIndex:
 
     The balanced-structure index of Proposition 2: a node's position in its bucket is found by
     bisection (O(log N)) and the insert or delete is one block move, so an update is two of
-    those and a lowest-index query O(1). A node whose key is None is not indexed.
+    those and a lowest-index query O(1). A node whose key is None is not indexed. Each node's
+    current key is an array entry (-1, never a key: not set yet), read by ``Compass._touch``
+    several times per event.
     """
 
-    def __init__(self) -> None:
-        self._cur: dict[int, int | None] = {}
+    def __init__(self, n_nodes: int) -> None:
+        self._cur: list[int | None] = [-1] * n_nodes
         self._buckets: dict[int, list[int]] = {}
 
     def set(self, n: int, k: int | None) -> None:
         """Record ``k`` as node ``n``'s current key (``Compass._touch`` derives the keys)."""
         cur = self._cur
-        old = cur.get(n, -1)  # -1 is never a key: an unindexed node always gets set
+        old = cur[n]
         if old == k:
             return
         cur[n] = k
@@ -228,6 +230,12 @@ class _MinIndex:
         return list(b) if b else []
 
 
+# What ``Compass._save`` records of a node before its first change in a trial: its kind, pool
+# list, each slot with its filler list, and what ``_touch`` derived from them (vacancy, partial,
+# the key in each index), so ``rollback`` puts all of it back without deriving it again.
+_Saved = tuple[str, list[_Unit], list[tuple[_Slot, list[_Unit]]], int, bool, list[int | None]]
+
+
 @mypyc_attr(allow_interpreted_subclasses=True)
 class Compass:
     """COMPASS-ABS on ``n_nodes`` nodes of ``capacity`` GPUs; implements ``heuristics.gpu.policy.Policy``."""
@@ -256,7 +264,7 @@ class Compass:
         self.members: dict[int, list[_Slot | _Unit]] = {}
         self._counts = [0] * (self.capacity + 1)
         self._touched: set[int] | None = None  # nodes changed since ``trial()`` (None: not recording)
-        self._log: dict[int, tuple[str, list[_Unit], list[tuple[_Slot, list[_Unit]]]]] | None = None
+        self._log: dict[int, _Saved] | None = None
         self.ties: Chooser | None = None  # None: every tie to the lowest index (the readings above)
         self._saved: tuple[dict[int, Job], list[int], dict[int, list[_Slot | _Unit]]] = ({}, [], {})
         self._partial = 0
@@ -265,7 +273,7 @@ class Compass:
         self._vac_total = 0
         # Keyed by: 0 for an empty node; D(n) for a slotted one; |P(n)| for a pool node; 0 for a
         # slotted node with a vacancy (``_touch`` sets every key).
-        self._empty, self._by_room, self._by_fill, self._vacant = _MinIndex(), _MinIndex(), _MinIndex(), _MinIndex()
+        self._empty, self._by_room, self._by_fill, self._vacant = _MinIndex(N), _MinIndex(N), _MinIndex(N), _MinIndex(N)
 
     def _unprofiled(self, n: int) -> int:
         """D(n) = G − Σ_{s∈S(n)} w(s)."""
@@ -309,13 +317,13 @@ class Compass:
             r = self.capacity - profiled if kind == SLOTTED else None
             f_ = len(pool) if kind == POOL else None
             v = 0 if kind == SLOTTED and vac else None
-        if self._empty._cur.get(n, -1) != e:
+        if self._empty._cur[n] != e:
             self._empty.set(n, e)
-        if self._by_room._cur.get(n, -1) != r:
+        if self._by_room._cur[n] != r:
             self._by_room.set(n, r)
-        if self._by_fill._cur.get(n, -1) != f_:
+        if self._by_fill._cur[n] != f_:
             self._by_fill.set(n, f_)
-        if self._vacant._cur.get(n, -1) != v:
+        if self._vacant._cur[n] != v:
             self._vacant.set(n, v)
 
     # ----------------------------------------------------------------- Policy interface
@@ -348,8 +356,9 @@ class Compass:
     # records the node's kind, its pool list and each slot with its filler list (``_save``), and
     # every change is followed by ``_touch`` of that node. ``view_after(view)`` reads the new
     # state rebuilding only the touched nodes' views; ``rollback()`` puts the recorded lists and
-    # every recorded object's place back (objects an arrival made are dropped) and re-indexes the
-    # touched nodes. Afterwards the scheduler is the one it was: the same objects in the same
+    # every recorded object's place back (objects an arrival made are dropped) and what ``_touch``
+    # had derived for those nodes (vacancy, partial, index keys): it restores, it does not derive
+    # again. Afterwards the scheduler is the one it was: the same objects in the same
     # containers, jobs, counts and index keys (``tests/test_compass.py`` checks it against a
     # rebuild after random events).
     def trial(self) -> None:
@@ -365,7 +374,12 @@ class Compass:
         log = self._log
         if log is None or n in log:
             return
-        log[n] = (self.kind[n], list(self.pool[n]), [(s, list(s.fillers)) for s in self.slots[n]])
+        log[n] = (self.kind[n], list(self.pool[n]), [(s, list(s.fillers)) for s in self.slots[n]], self._vac[n],
+                  self._is_partial[n], [ix._cur[n] for ix in self._indexes()])
+
+    def _indexes(self) -> tuple[_MinIndex, ...]:
+        """Every index over nodes that ``_touch`` keeps (what ``rollback`` restores)."""
+        return self._empty, self._by_room, self._by_fill, self._vacant
 
     def view_after(self, view: AbsView) -> AbsView:
         """``abs_view()`` during a trial started from ``view`` (this scheduler's ``with_state(view)``,
@@ -385,7 +399,8 @@ class Compass:
         if touched is None or log is None:
             raise RuntimeError("rollback without trial")
         self.jobs, self._counts, self.members = self._saved
-        for n, (kind, pool, slots) in log.items():
+        indexes = self._indexes()
+        for n, (kind, pool, slots, vac, partial, keys) in log.items():
             self.kind[n] = kind
             self.pool[n] = pool
             for u in pool:
@@ -395,8 +410,16 @@ class Compass:
                 sl.node, sl.fillers = n, fillers
                 for f in fillers:
                     f.node, f.slot = n, sl
-        for n in touched:
-            self._touch(n)
+            # what _touch derived before the change, put back (a touched node that was never
+            # saved was not changed, so its derived values are still right)
+            self._vac_total += vac - self._vac[n]
+            self._vac[n] = vac
+            if partial != self._is_partial[n]:
+                self._is_partial[n] = partial
+                self._partial += 1 if partial else -1
+            for ix, k in zip(indexes, keys):
+                if ix._cur[n] != k:
+                    ix.set(n, k)
 
     def state_key(self) -> AbsView:
         return self.abs_view()

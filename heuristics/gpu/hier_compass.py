@@ -147,7 +147,7 @@ class PanelLevel(Compass):
     def _blank(self) -> None:
         super()._blank()
         self._held = [0] * self.n_nodes
-        self._held_room = _MinIndex()
+        self._held_room = _MinIndex(self.n_nodes)
 
     def set_held(self, n: int, panels: int) -> None:
         """Domain ``n`` now has ``panels`` panels with GPU-level work."""
@@ -157,6 +157,9 @@ class PanelLevel(Compass):
 
     def held(self) -> list[int]:
         return list(self._held)
+
+    def _indexes(self) -> tuple[_MinIndex, ...]:
+        return (*super()._indexes(), self._held_room)
 
     def _free(self, n: int) -> int:
         return self.capacity - self._held[n] - len(self.pool[n]) - sum(s.width for s in self.slots[n])
@@ -250,7 +253,7 @@ class _EmptyPanels(_MinIndex):
     """The GPU level's empty panels: with a chooser, "pick any empty node" asks it (reading H7)."""
 
     def __init__(self, level: "GpuLevel") -> None:
-        super().__init__()
+        super().__init__(level.n_nodes)
         self._level = level
 
     def lowest(self, k: int) -> int | None:

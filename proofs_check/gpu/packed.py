@@ -73,15 +73,36 @@ def unpack(data: bytes) -> FlatState:
             at += 1 + 2 * k
         return Placement(capacity, tuple(nodes))
     views = []
+    memo = _NODES
     for _ in range(n):
-        node_kind, k = KINDS[data[at]], data[at + 1]
-        pool = tuple(data[at + 2:at + 2 + k])
-        at += 2 + k
-        slots = []
+        start = at
+        at += 2 + data[at + 1]
         for _ in range(data[at]):
-            width, job, g, f = data[at + 1:at + 5]
-            slots.append(SlotView(width, job, g, tuple(data[at + 5:at + 5 + f])))
-            at += 4 + f
+            at += 4 + data[at + 4]
         at += 1
-        views.append(NodeView(node_kind, pool, tuple(slots)))
+        seg = data[start:at]
+        nd = memo.get(seg)
+        if nd is None:
+            if len(memo) >= NODE_MEMO:
+                memo.clear()
+            nd = memo[seg] = _node(seg)
+        views.append(nd)
     return AbsView(capacity, tuple(views))
+
+
+# The explorer unpacks every state it expands, and its states share most of their nodes: a node's
+# bytes are its NodeView's (immutable, so one value serves every state holding it).
+NODE_MEMO = 1 << 16
+_NODES: dict[bytes, NodeView] = {}
+
+
+def _node(seg: bytes) -> NodeView:
+    k = seg[1]
+    pool = tuple(seg[2:2 + k])
+    at = 2 + k
+    slots = []
+    for _ in range(seg[at]):
+        width, job, g, f = seg[at + 1:at + 5]
+        slots.append(SlotView(width, job, g, tuple(seg[at + 5:at + 5 + f])))
+        at += 4 + f
+    return NodeView(KINDS[seg[0]], pool, tuple(slots))
