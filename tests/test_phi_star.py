@@ -81,12 +81,7 @@ def _check_agree(certs: list[Certificate[int, PackingWitness]], counts, n, objec
     assert len({(c.status, c.objective) for c in certs}) == 1, certs
 
 
-# derandomize: the same 2,000 / 600 cases on every CI run (a new disagreement would otherwise
-# surface as a flaky failure); run with --hypothesis-seed=K and derandomize off to explore more.
-@settings(max_examples=2000, deadline=None, database=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
-@given(instances())
-def test_phi_star_methods_agree(inst):
+def _phi_star_methods_agree(inst):
     counts, n = inst
     certs = [phi_star_cpsat(counts, n), phi_star_milp(counts, n), phi_star_bruteforce(counts, n), phi_star(counts, n)]
     _check_agree(certs, counts, n, "partial")
@@ -94,12 +89,25 @@ def test_phi_star_methods_agree(inst):
     assert (certs[0].status is Status.INFEASIBLE) == (n is not None and n < need)
 
 
-@settings(max_examples=600, deadline=None, database=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
-@given(instances())
-def test_min_nodes_methods_agree(inst):
+def _min_nodes_methods_agree(inst):
     counts, n = inst
     _check_agree([min_nodes_cpsat(counts, n), min_nodes_milp(counts, n), min_nodes_bruteforce(counts, n),
                   min_nodes(counts, n)], counts, n, "nodes")
+
+
+def _cases(check, examples: int):
+    # derandomize: the same cases on every CI run (a new disagreement would otherwise surface as
+    # a flaky failure); run with --hypothesis-seed=K and derandomize off to explore more.
+    return settings(max_examples=examples, deadline=None, database=None, derandomize=True,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])(given(instances())(check))
+
+
+# The default suite cross-checks 500 / 200 instances (about a quarter of the time); ``--runslow``
+# runs the full 2,000 / 600 as well.
+test_phi_star_methods_agree = _cases(_phi_star_methods_agree, 500)
+test_min_nodes_methods_agree = _cases(_min_nodes_methods_agree, 200)
+test_phi_star_methods_agree_on_2000_instances = pytest.mark.slow(_cases(_phi_star_methods_agree, 2000))
+test_min_nodes_methods_agree_on_600_instances = pytest.mark.slow(_cases(_min_nodes_methods_agree, 600))
 
 
 def test_known_values():

@@ -166,7 +166,7 @@ def test_check_policy_reports_the_shortest_counterexample_of_the_example_bug():
 
 
 def test_check_policy_passes_the_fixed_scheduler():
-    results = check_policy(FixedBestFit, max_nodes=3)
+    results = check_policy(FixedBestFit, max_nodes=2)
     assert [r.claim_id for r in results] == ["policy.valid", "policy.no-stuck", "policy.admission"]
 
 
@@ -214,7 +214,8 @@ def test_state_machine_sif_bound_on_a_registered_name():
 def test_workers_give_the_same_policy_results(capsys, tmp_path):
     def results(*extra: str) -> list:
         out = tmp_path / f"w{len(extra)}.json"
-        run(capsys, "--policy", "first-fit", "--max-nodes", "2", "--bound", "1", "--quiet", "--json", str(out), *extra)
+        run(capsys, "--policy", "first-fit", "--max-nodes", "2", "--depth", "5", "--bound", "1", "--quiet",
+            "--json", str(out), *extra)
         return [(r["claim_id"], r["verdict"], r["counterexample"] and r["counterexample"]["events"],
                  [(s["N"], s["distinct"], s["generated"]) for s in r["stats"]["sizes"]])
                 for r in json.loads(out.read_text())["results"]]
