@@ -22,6 +22,7 @@ from proofs_check.core.children import worker_init
 
 K = TypeVar("K", bound=Hashable)
 
+
 def spare_core() -> bool:
     """This process may run work ahead: it can fork, and more than one CPU is available to it."""
     if "fork" not in mp.get_all_start_methods():
