@@ -178,7 +178,7 @@ def _models(target: PolicyTarget, bounds: Bounds, params: PolicyParams, sizes: I
     def model_of(n: int) -> LiveModel:
         return LiveModel(target.factory, n, events, watch=watch)
 
-    later = [n for n in ns[1:] if _memo_key(target, model_of(n), bounds) not in _CHECKED] \
+    later = [n for n in ns[1:] if _memo_key(target, n, events, bounds) not in _CHECKED] \
         if ahead and ns and Declared.of(target.factory(ns[0])).view else []
     early = Ahead(lambda n: checked(model_of(n), bounds.depth), later) if later and spare_core() else None
     try:
@@ -191,17 +191,17 @@ def _models(target: PolicyTarget, bounds: Bounds, params: PolicyParams, sizes: I
             early.close()
 
 
-def _memo_key(target: PolicyTarget, model: LiveModel, bounds: Bounds) -> tuple[Any, ...]:
+def _memo_key(target: PolicyTarget, n: int, events: EventBounds, bounds: Bounds) -> tuple[Any, ...]:
     # keyed by the target object, not its name: a run's claims and its measurement share the
     # check, another run (or a scheduler changed under the same name) never reuses it
-    return target, model.size, model.events, bounds.depth
+    return target, n, events, bounds.depth
 
 
 def abstractions(target: PolicyTarget, model: LiveModel, bounds: Bounds, ready: Checked | None = None) -> Checked:
     """The checked abstractions of ``target`` on ``model``'s size (once per run and size; ``ready``:
     the check already made, on another core); a refusal is printed (one line) and, with
     ``bounds.strict``, a PolicyError."""
-    memo_key = _memo_key(target, model, bounds)
+    memo_key = _memo_key(target, model.size, model.events, bounds)
     found = _CHECKED.get(memo_key)
     if found is None:
         found = _CHECKED[memo_key] = ready if ready is not None else checked(model, bounds.depth)
