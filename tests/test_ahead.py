@@ -1,6 +1,7 @@
-"""Work computed ahead on a spare core (``proofs_check.core.ahead``) and its one use: the
-abstraction checks of the later cluster sizes of ``verify --policy`` (the same results as
-computed in the search's own process, whatever the child does)."""
+"""Work computed ahead on a spare core (``proofs_check.core.ahead``) and its two uses: the
+abstraction checks of the later cluster sizes of ``verify --policy``, and the apply-and-undo
+checks of the later sizes of the flat claims (the same results as computed in the search's own
+process, whatever the child does)."""
 from __future__ import annotations
 
 import json
@@ -14,7 +15,8 @@ import pytest
 from proofs_check.cli.verify import main
 from proofs_check.core import ahead as ahead_mod
 from proofs_check.core.ahead import Ahead
-from proofs_check.gpu import policy_claims
+from heuristics.gpu.compass import Compass
+from proofs_check.gpu import flat_claims, policy_claims
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 
@@ -115,3 +117,46 @@ def test_spare_core_needs_fork_and_a_second_cpu(monkeypatch: pytest.MonkeyPatch)
     assert not ahead_mod.spare_core()
     monkeypatch.setattr(ahead_mod.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
     assert ahead_mod.spare_core() == ("fork" in ahead_mod.mp.get_all_start_methods())
+
+
+def _counted(taken: list[Any]) -> type:
+    class Counted(Ahead):  # type: ignore[type-arg]
+        def take(self, x: Any) -> Any:
+            got = super().take(x)
+            taken.append(got)
+            return got
+    return Counted
+
+
+@pytest.mark.parametrize("broken", [False, True])
+def test_the_fast_path_checks_of_later_sizes_run_ahead(broken: bool, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """The flat claims' apply-and-undo checks of N = 2 and 3 come from the child, with the same
+    refusal lines (a rollback that forgets the running jobs is refused at every N) and the same
+    verdicts and exploration rows as when every check runs in the search's process."""
+    if broken:
+        rollback = Compass.rollback
+
+        def forgetful(self: Compass) -> None:
+            rollback(self)
+            self.jobs = {}
+
+        monkeypatch.setattr(Compass, "rollback", forgetful)
+    b = flat_claims.Bounds(max_nodes=3, depth=4, max_jobs=3, max_w=2)
+
+    def run() -> tuple[Any, str]:
+        results = flat_claims.run_flat([flat_claims.FLAT["thm1.slotted"]], b)
+        rows = [(r.verdict, [{k: v for k, v in row.items() if k not in ("seconds", "distinct/s")}
+                             for row in r.stats["sizes"]]) for r in results]
+        return rows, capsys.readouterr().err
+
+    taken: list[Any] = []
+    monkeypatch.setattr(flat_claims, "Ahead", _counted(taken))
+    monkeypatch.setattr(flat_claims, "spare_core", lambda: True)
+    ahead = run()
+    assert taken[0] is None and len(taken) == 3 and None not in taken[1:]  # N = 2 and 3: by the child
+    assert all((got[0] is not None) == broken for got in taken[1:])
+    monkeypatch.setattr(flat_claims, "spare_core", lambda: False)
+    assert run() == ahead
+    assert len(taken) == 3
+    assert ahead[1].count("apply-and-undo refused") == (3 if broken else 0)

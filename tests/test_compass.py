@@ -285,7 +285,7 @@ def _internals(c: Compass) -> tuple:
     return (c.abs_view(), list(c.jobs.items()), c._counts, c._partial, c._vac_total, c._vac, c._is_partial,
             {j: [where(m) for m in ms] for j, ms in c.members.items()}, list(c.members),
             [list(ix._cur) for ix in (c._empty, c._by_room, c._by_fill, c._vacant)],
-            [{k: list(b) for k, b in ix._buckets.items() if b} for ix in (c._empty, c._by_room, c._by_fill, c._vacant)])
+            [{k: list(b) for k, b in enumerate(ix._buckets) if b} for ix in (c._empty, c._by_room, c._by_fill, c._vacant)])
 
 
 def _event(c: Compass, data, next_id: int):

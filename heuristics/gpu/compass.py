@@ -176,18 +176,19 @@ class _Unit:
 
 @mypyc_attr(allow_interpreted_subclasses=True)
 class _MinIndex:
-    """Node ids bucketed by an integer key, each bucket a sorted list updated in place.
+    """Node ids bucketed by an integer key 0..``n_keys`` − 1, each bucket a sorted list updated in place.
 
     The balanced-structure index of Proposition 2: a node's position in its bucket is found by
     bisection (O(log N)) and the insert or delete is one block move, so an update is two of
-    those and a lowest-index query O(1). A node whose key is None is not indexed. Each node's
-    current key is an array entry (-1, never a key: not set yet), read by ``Compass._touch``
-    several times per event.
+    those and a lowest-index query O(1). The keys are counts of GPUs or instances on a node, so
+    the buckets are a list indexed by key, not a dict. A node whose key is None is not indexed.
+    Each node's current key is an array entry (-1, never a key: not set yet), read by
+    ``Compass._touch`` several times per event.
     """
 
-    def __init__(self, n_nodes: int) -> None:
+    def __init__(self, n_nodes: int, n_keys: int) -> None:
         self._cur: list[int | None] = [-1] * n_nodes
-        self._buckets: dict[int, list[int]] = {}
+        self._buckets: list[list[int]] = [[] for _ in range(n_keys)]
 
     def set(self, n: int, k: int | None) -> None:
         """Record ``k`` as node ``n``'s current key (``Compass._touch`` derives the keys)."""
@@ -195,39 +196,33 @@ class _MinIndex:
         old = cur[n]
         if old == k:
             return
+        if k is not None and k < 0:  # a list index: a negative key would name another bucket
+            raise ValueError(f"node {n}: negative index key {k}")
         cur[n] = k
         buckets = self._buckets
         if old is not None and old != -1:
             was = buckets[old]
             del was[bisect_left(was, n)]
         if k is not None:
-            b = buckets.get(k)
-            if b is None:
-                buckets[k] = [n]
-            else:
-                insort(b, n)
+            insort(buckets[k], n)
 
     def size(self, k: int) -> int:
-        b = self._buckets.get(k)
-        return len(b) if b else 0
+        return len(self._buckets[k])
 
-    def count(self, keys: Iterable[int]) -> int:
-        """Nodes whose key is one of ``keys``."""
-        buckets, total = self._buckets, 0
-        for k in keys:  # a loop, not a generator: this runs on every Compact pass
-            b = buckets.get(k)
-            if b:
-                total += len(b)
+    def count(self, lo: int, hi: int) -> int:
+        """Nodes whose key is in ``lo`` ≤ key < ``hi``."""
+        total = 0
+        for b in self._buckets[lo:hi]:  # a loop, not a generator: this runs on every Compact pass
+            total += len(b)
         return total
 
     def lowest(self, k: int) -> int | None:
-        b = self._buckets.get(k)
+        b = self._buckets[k]
         return b[0] if b else None
 
     def members(self, k: int) -> list[int]:
         """All nodes with key ``k`` in index order (a copy: the bucket changes with the index)."""
-        b = self._buckets.get(k)
-        return list(b) if b else []
+        return list(self._buckets[k])
 
 
 # What ``Compass._save`` records of a node before its first change in a trial: its kind, pool
@@ -265,6 +260,7 @@ class Compass:
         self._counts = [0] * (self.capacity + 1)
         self._touched: set[int] | None = None  # nodes changed since ``trial()`` (None: not recording)
         self._log: dict[int, _Saved] | None = None
+        self._trial_indexes: tuple[_MinIndex, ...] = ()  # ``_indexes()`` at ``trial()``, for _save and rollback
         self.ties: Chooser | None = None  # None: every tie to the lowest index (the readings above)
         self._saved: tuple[dict[int, Job], list[int], dict[int, list[_Slot | _Unit]]] = ({}, [], {})
         self._partial = 0
@@ -273,7 +269,9 @@ class Compass:
         self._vac_total = 0
         # Keyed by: 0 for an empty node; D(n) for a slotted one; |P(n)| for a pool node; 0 for a
         # slotted node with a vacancy (``_touch`` sets every key).
-        self._empty, self._by_room, self._by_fill, self._vacant = _MinIndex(N), _MinIndex(N), _MinIndex(N), _MinIndex(N)
+        K = self.capacity + 1
+        self._empty, self._by_room, self._by_fill, self._vacant = (_MinIndex(N, K), _MinIndex(N, K), _MinIndex(N, K),
+                                                                    _MinIndex(N, K))
 
     def _unprofiled(self, n: int) -> int:
         """D(n) = G − Σ_{s∈S(n)} w(s)."""
@@ -365,6 +363,7 @@ class Compass:
         """Start an event that ``rollback`` will undo (a refused or failed event changes nothing)."""
         self._touched = set()
         self._log = {}
+        self._trial_indexes = self._indexes()
         # An event only adds a job's list (arrival) or deletes one (departure), never changes a
         # list in place: a shallow copy restores the keys, their order and the untouched lists.
         self._saved = (dict(self.jobs), list(self._counts), dict(self.members))
@@ -375,7 +374,7 @@ class Compass:
         if log is None or n in log:
             return
         log[n] = (self.kind[n], list(self.pool[n]), [(s, list(s.fillers)) for s in self.slots[n]], self._vac[n],
-                  self._is_partial[n], [ix._cur[n] for ix in self._indexes()])
+                  self._is_partial[n], [ix._cur[n] for ix in self._trial_indexes])
 
     def _indexes(self) -> tuple[_MinIndex, ...]:
         """Every index over nodes that ``_touch`` keeps (what ``rollback`` restores)."""
@@ -399,7 +398,7 @@ class Compass:
         if touched is None or log is None:
             raise RuntimeError("rollback without trial")
         self.jobs, self._counts, self.members = self._saved
-        indexes = self._indexes()
+        indexes, self._trial_indexes = self._trial_indexes, ()
         for n, (kind, pool, slots, vac, partial, keys) in log.items():
             self.kind[n] = kind
             self.pool[n] = pool
@@ -590,7 +589,8 @@ class Compass:
         order) made different numbers of migrations on the same state."""
         left = list(self.members[job_id])
         while left:
-            left.sort(key=self._removal_order)
+            if len(left) > 1:
+                left.sort(key=self._removal_order)
             if self.ties is None:
                 m = left[0]
             else:
@@ -733,12 +733,16 @@ class Compass:
 
     def _lowest_fill(self, fills: Iterable[int], point: str) -> int | None:
         """A pool node of the first occupancy in ``fills`` that has one (ties: a choice)."""
+        if self.ties is None:
+            buckets = self._by_fill._buckets
+            for c in fills:
+                b = buckets[c]
+                if b:
+                    return b[0]
+            return None
         for c in fills:
-            if self.ties is not None and self._by_fill.size(c):
+            if self._by_fill.size(c):
                 return pick(self.ties, point, self._by_fill.members(c))
-            n = self._by_fill.lowest(c)
-            if n is not None:
-                return n
         return None
 
     def _pick_unit(self, units: list[_Unit], point: str) -> _Unit:
@@ -854,10 +858,19 @@ class Compass:
 
     # ----------------------------------------------------------------- Compact (§4.3.4)
     def _compact(self) -> list[Migration]:
+        if not self._may_compact():
+            return []
         moves: list[Migration] = []
         for cls in self.variant.compact_classes:
             moves += self._slot_repack() if cls == "slots" else self._best_fit_drain(cls)
         return moves
+
+    def _may_compact(self) -> bool:
+        """False when no class can have two hosts, so Compact would move nothing. A host holds a
+        class item (≥ 1 GPU used) and has room ≥ 1 (not all G used): it is a partial node, and
+        with fewer than two partial nodes there is no host pair (most events: this is checked
+        after every one)."""
+        return self._partial >= 2
 
     def _class_items(self, cls: str, n: int) -> list[_Slot | _Unit]:
         if cls == "pool":
@@ -888,7 +901,7 @@ class Compass:
     def _best_fit_drain(self, cls: str) -> list[Migration]:
         """BestFitDrain for one class, pseudocode of Compact lines 3–15."""
         index, keys = self._host_keys(cls)
-        if index.count(keys) < 2:  # fewer than two candidates: no host pair
+        if index.count(keys.start, keys.stop) < 2:  # fewer than two candidates: no host pair
             return []
         hosts = self._hosts(cls)
         if len(hosts) < 2:

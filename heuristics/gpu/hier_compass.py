@@ -147,7 +147,7 @@ class PanelLevel(Compass):
     def _blank(self) -> None:
         super()._blank()
         self._held = [0] * self.n_nodes
-        self._held_room = _MinIndex(self.n_nodes)
+        self._held_room = _MinIndex(self.n_nodes, self.capacity + 1)
 
     def set_held(self, n: int, panels: int) -> None:
         """Domain ``n`` now has ``panels`` panels with GPU-level work."""
@@ -184,6 +184,11 @@ class PanelLevel(Compass):
             if sources:
                 return pick(self.ties, "panel filler draw: which least-occupied domain", sources)
         return None
+
+    def _may_compact(self) -> bool:
+        # a domain's held panels and residual panel-pool are not in the used count Compass's
+        # partial flag is derived from, so a host need not be a partial node here
+        return True
 
     def _class_items(self, cls: str, n: int) -> list[Any]:
         return list(self.pool[n]) if cls == "pool" else super()._class_items(cls, n)
@@ -253,7 +258,7 @@ class _EmptyPanels(_MinIndex):
     """The GPU level's empty panels: with a chooser, "pick any empty node" asks it (reading H7)."""
 
     def __init__(self, level: "GpuLevel") -> None:
-        super().__init__(level.n_nodes)
+        super().__init__(level.n_nodes, level.capacity + 1)
         self._level = level
 
     def lowest(self, k: int) -> int | None:

@@ -29,9 +29,6 @@ import time
 from contextlib import contextmanager
 from typing import Any, Callable, ContextManager, Iterator, Protocol, Sequence, runtime_checkable
 
-from hypothesis import HealthCheck, Phase, given, seed, settings, target
-from hypothesis import strategies as st
-
 from proofs_check.core.model import A, Outcome, Property, S, StateModel, Step, failure_numbers
 from proofs_check.core.replay import fires
 from proofs_check.core import interrupt
@@ -67,6 +64,10 @@ def sample(model_of: Callable[[int], StateModel[S, A]], sizes: Sequence[int], pr
     """Run ``runs`` sampled sequences; returns (the shrunk finding or None, sequences run).
     ``ties``: a drawn option at every tie point (the models must be :class:`TieDrawing`).
     ``deadline`` (a ``time.perf_counter()`` value) and a signal stop it early (see the module)."""
+    # Imported here: Hypothesis takes a seventh of `verify`'s start-up, and only --sample runs it.
+    from hypothesis import HealthCheck, Phase, given, seed, settings, target
+    from hypothesis import strategies as st
+
     count = [0]
     found: list[Finding[S, A]] = []
     last_stop["reason"] = ""
@@ -197,6 +198,8 @@ def _stepper(model: StateModel[S, A], data: Any) -> Callable[[S, A], Step[S, A]]
     if not isinstance(model, TieDrawing):
         raise TypeError(f"{type(model).__name__} cannot draw tie choices (no step_drawing)")
     drawing: TieDrawing[S, A] = model
+
+    from hypothesis import strategies as st
 
     def draw(k: int) -> int:
         return int(data.draw(st.integers(0, k - 1)))

@@ -12,10 +12,11 @@ from __future__ import annotations
 import sys
 
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterator
 
 from heuristics.gpu.abs_space import in_abs, is_fuf, nonfull_pool, nonfull_slotted, unsaturated_fuf_slots
 from heuristics.gpu.compass import VARIANTS, Compass, Variant
+from proofs_check.core.ahead import Ahead, spare_core
 from proofs_check.core.claim import ClaimDoc
 from proofs_check.core.engine import SERIAL, Engine
 from proofs_check.core.model import Expect, Numbers, On, Property, Step
@@ -306,18 +307,32 @@ def variant_name(variant: str | Variant) -> str:
 
 
 def _models(factory: PolicyFactory, bounds: Bounds, events: EventBounds, wcc: bool,
-            top: int | None = None) -> Iterable[PolicyModel]:
+            top: int | None = None, ahead: bool = False) -> Iterator[PolicyModel]:
     """One model per N; the scheduler's apply-and-undo is used only after it agreed with fresh
     rebuilds on sampled states of this run (``abstraction.check_fast_path``; refused: one line,
-    and every event runs on a rebuilt scheduler)."""
+    and every event runs on a rebuilt scheduler). With ``ahead`` (a serial search on a machine
+    with a spare core) the checks of the later sizes run on that core while the earlier ones are
+    explored (``core.ahead``: the same results, sooner)."""
     last = bounds.max_nodes if top is None else top
-    for n in range(bounds.min_nodes, last + 1):
-        model = PolicyModel(factory, n, events, wcc)
-        why = check_fast_path(model)
-        if why:
-            print(f"verify: N={n}: {why}", file=sys.stderr)
-            model.without_fast_path()
-        yield model
+    ns = list(range(bounds.min_nodes, last + 1))
+
+    def model_of(n: int) -> PolicyModel:
+        return PolicyModel(factory, n, events, wcc)
+
+    # a 1-tuple: ``take`` answers None for "compute it here", and None is also a check that passed
+    early = Ahead(lambda n: (check_fast_path(model_of(n)),), ns[1:]) if ahead and ns[1:] and spare_core() else None
+    try:
+        for n in ns:
+            model = model_of(n)
+            got = None if early is None else early.take(n)
+            why = got[0] if got is not None else check_fast_path(model)
+            if why:
+                print(f"verify: N={n}: {why}", file=sys.stderr)
+                model.without_fast_path()
+            yield model
+    finally:
+        if early is not None:
+            early.close()
 
 
 def _says(bounds: Bounds) -> Explained:
@@ -345,7 +360,8 @@ def run_flat(claims: list[FlatClaim], bounds: Bounds, variant: str | Variant | N
         cut = None if not bounds.every_n else find_cutoff(
             lambda n: PolicyModel(fac, n, events, wcc), bounds.min_nodes, bounds.max_nodes, bounds.depth,
             bounds.max_w, bounds.max_states, deadline, progress, label)
-        models = _models(fac, bounds, events, wcc, None if cut is None else cut.explore_to(bounds.min_nodes))
+        models = _models(fac, bounds, events, wcc, None if cut is None else cut.explore_to(bounds.min_nodes),
+                         ahead=not engine.partitioned)
         exp = explore(models, [c.prop for c in members], Limits(bounds.depth, bounds.max_states), engine, deadline,
                       progress, label)
         results += [flat_result(c, exp, bounds, vname, fac, label) for c in members]
