@@ -708,6 +708,7 @@ class Compass:
     def _draw_fillers(self, s: _Slot, r: int, kind: str) -> list[Migration]:
         """Line 9: move up to ``r`` pool instances into slot ``s`` (fewer if the pool runs dry)."""
         moves = []
+        dst = s.node
         for _ in range(r):
             src = self._filler_source()
             if src is None:
@@ -716,8 +717,14 @@ class Compass:
             pool = self.pool[src]
             u = pool.pop(0) if self.ties is None else self._pick_unit(pool, "filler draw: which pool instance")
             self._touch(src)
-            moves.append(Migration(u.job, 1, src, s.node, kind))
-            self._attach(u, s)
+            moves.append(Migration(u.job, 1, src, dst, kind))
+            # the slot's node is re-indexed once, after the draws: choosing a source reads only
+            # the pool fill index, and a filler does not change its node's fill key
+            self._save(dst)
+            u.slot, u.node = s, dst
+            s.fillers.append(u)
+        if moves:
+            self._touch(dst)
         return moves
 
     def _filler_source(self) -> int | None:
@@ -812,11 +819,12 @@ class Compass:
         if self.variant.dissolve_first:
             return self._dissolve_then_reseat(s)
         dests = []
-        for f in s.fillers:
+        for i, f in enumerate(s.fillers):
             d = self._unit_destination(exclude=s)
             dests.append(d)
-            self._claim(d)
-        self._unclaim(dests)
+            if i + 1 < len(s.fillers):  # the seat is held for the fillers still to choose
+                self._claim(d)
+        self._unclaim(dests[:-1])
         moves = []
         for f, d in zip(list(s.fillers), dests):
             self._detach(f)
