@@ -327,6 +327,35 @@ def test_trial_rollback_is_a_rebuild(variant, n):
     run()
 
 
+class _Unguarded(Compass):
+    """COMPASS with Compact's passes run after every event (no partial-node shortcut)."""
+
+    def _may_compact(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_compact_moves_nothing_with_fewer_than_two_partial_nodes(variant):
+    """The premise of ``Compass._may_compact``: every Compact host is a partial node, so with
+    fewer than two partial nodes the passes, run in full, move nothing. The states are reached
+    without Compact (so nothing was compacted before), then Compact runs on them unguarded."""
+    from hypothesis import given
+
+    loose = make_variant(variant, f"{variant}-uncompacted", compact_on_arrival=False, compact_on_departure=False)
+
+    @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(st.data())
+    def run(data) -> None:
+        n = data.draw(st.integers(1, 5))
+        c = Compass(n, variant=loose)
+        for k in range(data.draw(st.integers(0, 10))):
+            _event(c, data, 100 + k)(c)
+            if c.partial_count() < 2:
+                assert _Unguarded(n, variant=VARIANTS[variant]).with_state(c.abs_view()).compact() == ()
+
+    run()
+
+
 class _CountingCompass(Compass):
     """A scheduler built on COMPASS in Python, with a counter of its own."""
 
