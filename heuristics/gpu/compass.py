@@ -879,8 +879,8 @@ class Compass:
     def _may_compact(self) -> bool:
         """False when no class can have two hosts, so Compact would move nothing. A host holds a
         class item (≥ 1 GPU used) and has room ≥ 1 (not all G used): it is a partial node, and
-        with fewer than two partial nodes there is no host pair (most events: this is checked
-        after every one)."""
+        with fewer than two partial nodes there is no host pair. Compact runs after every event,
+        and most events leave fewer than two partial nodes."""
         return self._partial >= 2
 
     def _class_items(self, cls: str, n: int) -> list[_Slot | _Unit]:
