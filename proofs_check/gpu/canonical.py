@@ -196,6 +196,7 @@ _serials = count()
 _parts: dict[tuple[int, ...], _Class] = {}  # serials of a multi-node component's raw nodes -> class
 _norm_memo: dict[tuple[_Node, ...], _Class] = {}  # normalised component -> class
 _classes: dict[tuple, _Class] = {}  # code -> class (one object per class: outputs are shared)
+_reps: dict[tuple, FlatState] = {}  # (capacity, state type, the sorted classes) -> representative
 
 
 def _remember(memo: dict, key: Any, value: Any) -> Any:
@@ -220,12 +221,18 @@ def _assembled(capacity: int, seen: list[_Seen], ad: _Adapter) -> FlatState:
             cls = found if found is not None else _remember(_parts, key, _class_of([seen[i] for i in idx], ad.write))
         classes.append(cls)
     classes.sort(key=_CODE)
-    out: list[Any] = []
-    offset = 0
-    for cls in classes:
-        out += cls.shifted.get(offset) or cls.at(offset)
-        offset += cls.size
-    return ad.make(capacity, tuple(out))
+    # The representative is a function of the sorted classes alone: states of one class met
+    # with other raw nodes get the same object (assembled once, and packed once by identity).
+    whole: tuple[Any, ...] = (capacity, ad.make, *classes)
+    rep = _reps.get(whole)
+    if rep is None:
+        out: list[Any] = []
+        offset = 0
+        for cls in classes:
+            out += cls.shifted.get(offset) or cls.at(offset)
+            offset += cls.size
+        rep = _remember(_reps, whole, ad.make(capacity, tuple(out)))
+    return rep
 
 
 _CODE = attrgetter("code")
