@@ -28,8 +28,9 @@ How the candidate set is kept small (all steps are invariant):
    by a single place are replaced by one token (:func:`_twin_classes`): k identical slotted nodes
    cost one order, not k! (a sampled state with 14 tied nodes took 16 s before).
 
-:func:`canonical` memoises per raw node, per connected component and per component class (the
-explorer's successors share most of both with states met before); :func:`canonical_map` is the
+:func:`canonical` memoises per raw node, per connected component, per component class and per
+sorted sequence of classes (the explorer's successors share most of these with states met before;
+the last makes the states of one class share one representative object); :func:`canonical_map` is the
 direct computation and also returns the node order and relabelling.
 
 The explorer stores representatives and expands them through ``policy.with_state(rep)``, so the
