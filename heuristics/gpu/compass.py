@@ -723,9 +723,7 @@ class Compass:
             moves.append(Migration(u.job, 1, src, dst, kind))
             # the slot's node is re-indexed once, after the draws: choosing a source reads only
             # the pool fill index, and a filler does not change its node's fill key
-            self._save(dst)
-            u.slot, u.node = s, dst
-            s.fillers.append(u)
+            self._seat(u, s)
         if moves:
             self._touch(dst)
         return moves
@@ -790,10 +788,14 @@ class Compass:
             self._to_pool(u, dest)
 
     def _attach(self, u: _Unit, s: _Slot) -> None:
+        self._seat(u, s)
+        self._touch(s.node)
+
+    def _seat(self, u: _Unit, s: _Slot) -> None:
+        """``u`` becomes a filler of ``s``; the node is left for the caller to re-index."""
         self._save(s.node)
         u.slot, u.node = s, s.node
         s.fillers.append(u)
-        self._touch(s.node)
 
     def _to_pool(self, u: _Unit, n: int) -> None:
         self._save(n)
