@@ -1,4 +1,5 @@
-"""Work computed ahead on a spare core (``proofs_check.core.ahead``) and its two uses: the
+"""Work computed ahead on a spare core (``proofs_check.core.ahead``) and its two uses (both through
+``taken_ahead``, so the tests replace ``Ahead`` and ``spare_core`` there): the
 abstraction checks of the later cluster sizes of ``verify --policy``, and the apply-and-undo
 checks of the later sizes of the flat claims (the same results as computed in the search's own
 process, whatever the child does)."""
@@ -67,26 +68,28 @@ def _abstractions(out: Path) -> Any:
     return json.loads(out.read_text())["results"][0]["stats"]["abstractions"]
 
 
-@pytest.mark.parametrize("spec", ["symmetric_best_fit:SymmetricBestFit", "tests.test_live_model:LeakyCounter"])
-def test_the_checks_run_ahead_with_the_results_made_here(spec: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                         capsys: pytest.CaptureFixture[str]) -> None:
-    taken: list[Any] = []
-
+def _counted(taken: list[Any]) -> type:
     class Counted(Ahead):  # type: ignore[type-arg]
         def take(self, x: Any) -> Any:
             got = super().take(x)
             taken.append(got)
             return got
+    return Counted
 
+
+@pytest.mark.parametrize("spec", ["symmetric_best_fit:SymmetricBestFit", "tests.test_live_model:LeakyCounter"])
+def test_the_checks_run_ahead_with_the_results_made_here(spec: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    taken: list[Any] = []
     args = ["--policy", spec, "--claim", "policy.valid", "--max-nodes", "3", "--depth", "4", "--quiet"]
-    monkeypatch.setattr(policy_claims, "Ahead", Counted)
-    monkeypatch.setattr(policy_claims, "spare_core", lambda: True)
+    monkeypatch.setattr(ahead_mod, "Ahead", _counted(taken))
+    monkeypatch.setattr(ahead_mod, "spare_core", lambda: True)
     monkeypatch.setattr(policy_claims, "_CHECKED", {})
     code = main([*args, "--json", str(tmp_path / "ahead.json")])
     ahead_err = capsys.readouterr().err
     assert taken[0] is None and len(taken) == 3 and None not in taken[1:]  # N=2 and N=3 were checked there
 
-    monkeypatch.setattr(policy_claims, "spare_core", lambda: False)
+    monkeypatch.setattr(ahead_mod, "spare_core", lambda: False)
     monkeypatch.setattr(policy_claims, "_CHECKED", {})
     assert main([*args, "--json", str(tmp_path / "here.json")]) == code
     assert capsys.readouterr().err == ahead_err  # the same refusal lines, if any
@@ -105,8 +108,8 @@ def test_a_child_that_dies_leaves_the_checks_to_the_search(monkeypatch: pytest.M
 
     args = ["--policy", "symmetric_best_fit:SymmetricBestFit", "--claim", "policy.valid", "--max-nodes", "3",
             "--depth", "4", "--quiet"]
-    monkeypatch.setattr(policy_claims, "Ahead", Dying)
-    monkeypatch.setattr(policy_claims, "spare_core", lambda: True)
+    monkeypatch.setattr(ahead_mod, "Ahead", Dying)
+    monkeypatch.setattr(ahead_mod, "spare_core", lambda: True)
     monkeypatch.setattr(policy_claims, "_CHECKED", {})
     assert main(args) == 0
     assert [c.trust.symmetry for c in policy_claims._CHECKED.values()] == [True, True, True]  # made here
@@ -117,15 +120,6 @@ def test_spare_core_needs_fork_and_a_second_cpu(monkeypatch: pytest.MonkeyPatch)
     assert not ahead_mod.spare_core()
     monkeypatch.setattr(ahead_mod.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
     assert ahead_mod.spare_core() == ("fork" in ahead_mod.mp.get_all_start_methods())
-
-
-def _counted(taken: list[Any]) -> type:
-    class Counted(Ahead):  # type: ignore[type-arg]
-        def take(self, x: Any) -> Any:
-            got = super().take(x)
-            taken.append(got)
-            return got
-    return Counted
 
 
 @pytest.mark.parametrize("broken", [False, True])
@@ -151,12 +145,12 @@ def test_the_fast_path_checks_of_later_sizes_run_ahead(broken: bool, monkeypatch
         return rows, capsys.readouterr().err
 
     taken: list[Any] = []
-    monkeypatch.setattr(flat_claims, "Ahead", _counted(taken))
-    monkeypatch.setattr(flat_claims, "spare_core", lambda: True)
+    monkeypatch.setattr(ahead_mod, "Ahead", _counted(taken))
+    monkeypatch.setattr(ahead_mod, "spare_core", lambda: True)
     ahead = run()
     assert taken[0] is None and len(taken) == 3 and None not in taken[1:]  # N = 2 and 3: by the child
     assert all((got[0] is not None) == broken for got in taken[1:])
-    monkeypatch.setattr(flat_claims, "spare_core", lambda: False)
+    monkeypatch.setattr(ahead_mod, "spare_core", lambda: False)
     assert run() == ahead
     assert len(taken) == 3
     assert ahead[1].count("apply-and-undo refused") == (3 if broken else 0)

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
-from typing import Any, Callable, Generic, Hashable, Sequence, TypeVar
+from contextlib import contextmanager
+from typing import Any, Callable, Generic, Hashable, Iterator, Sequence, TypeVar
 
 from proofs_check.core.children import worker_init
 
@@ -79,3 +80,22 @@ class Ahead(Generic[K]):
             self._proc.terminate()
         self._proc.join(timeout=5)
         self._conn.close()
+
+
+def _here(x: Any) -> None:
+    return None
+
+
+@contextmanager
+def taken_ahead(fn: Callable[[K], Any], items: Sequence[K]) -> Iterator[Callable[[K], Any]]:
+    """A ``take`` for ``fn`` over ``items``: :meth:`Ahead.take` of a child computing them when
+    there are items and a spare core (the child is closed when the block ends), else a ``take``
+    that answers None, "compute it here", for everything."""
+    if not items or not spare_core():
+        yield _here
+        return
+    early = Ahead(fn, items)
+    try:
+        yield early.take
+    finally:
+        early.close()

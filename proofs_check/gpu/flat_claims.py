@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterator
 
 from heuristics.gpu.abs_space import in_abs, is_fuf, nonfull_pool, nonfull_slotted, unsaturated_fuf_slots
 from heuristics.gpu.compass import VARIANTS, Compass, Variant
-from proofs_check.core.ahead import Ahead, spare_core
+from proofs_check.core.ahead import taken_ahead
 from proofs_check.core.claim import ClaimDoc
 from proofs_check.core.engine import SERIAL, Engine
 from proofs_check.core.model import Expect, Numbers, On, Property, Step
@@ -320,19 +320,15 @@ def _models(factory: PolicyFactory, bounds: Bounds, events: EventBounds, wcc: bo
         return PolicyModel(factory, n, events, wcc)
 
     # a 1-tuple: ``take`` answers None for "compute it here", and None is also a check that passed
-    early = Ahead(lambda n: (check_fast_path(model_of(n)),), ns[1:]) if ahead and ns[1:] and spare_core() else None
-    try:
+    with taken_ahead(lambda n: (check_fast_path(model_of(n)),), ns[1:] if ahead else []) as take:
         for n in ns:
             model = model_of(n)
-            got = None if early is None else early.take(n)
+            got = take(n)
             why = got[0] if got is not None else check_fast_path(model)
             if why:
                 print(f"verify: N={n}: {why}", file=sys.stderr)
                 model.without_fast_path()
             yield model
-    finally:
-        if early is not None:
-            early.close()
 
 
 def _says(bounds: Bounds) -> Explained:

@@ -49,7 +49,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from heuristics.gpu.cluster import G_DEFAULT
 from heuristics.gpu.policy import Policy
-from proofs_check.core.ahead import Ahead, spare_core
+from proofs_check.core.ahead import taken_ahead
 from proofs_check.core.claim import ClaimDoc
 from proofs_check.core.engine import SERIAL, Engine
 from proofs_check.core.model import Property
@@ -180,15 +180,11 @@ def _models(target: PolicyTarget, bounds: Bounds, params: PolicyParams, sizes: I
 
     later = [n for n in ns[1:] if _memo_key(target, n, events, bounds) not in _CHECKED] \
         if ahead and ns and Declared.of(target.factory(ns[0])).view else []
-    early = Ahead(lambda n: checked(model_of(n), bounds.depth), later) if later and spare_core() else None
-    try:
+    with taken_ahead(lambda n: checked(model_of(n), bounds.depth), later) as take:
         for n in ns:
             model = model_of(n)
-            found = abstractions(target, model, bounds, None if early is None else early.take(n))
+            found = abstractions(target, model, bounds, take(n))
             yield model.with_trust(found.trust, found.describe())
-    finally:
-        if early is not None:
-            early.close()
 
 
 def _memo_key(target: PolicyTarget, n: int, events: EventBounds, bounds: Bounds) -> tuple[Any, ...]:
