@@ -13,7 +13,8 @@ representative with its actions), then times, in this process, the parts of that
 * the canonical form of every applied successor, memos cleared first (as a fresh search meets
   them);
 * and, as child processes, ``verify`` of the reference commit and of this tree on the same bounds
-  (their state counts must equal the walk's).
+  (their state counts must equal the walk's), each tree byte-compiled first
+  (``bench_explorer.byte_compiled``).
 
 With ``--compiled`` the same parts (and ``verify``) are also timed in this tree's opt-in mypyc
 build, made in a temporary copy in the same run (``bench_explorer.compiled_tree``).
@@ -47,7 +48,7 @@ from proofs_check.gpu.policy_model import EventBounds, PolicyModel
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # the sibling benchmarks (benchmarks/ is no package)
 from bench_canonical import memos  # noqa: E402
-from bench_explorer import run  # noqa: E402
+from bench_explorer import byte_compiled, run  # noqa: E402
 
 
 
@@ -178,8 +179,8 @@ def main() -> None:
         archive = subprocess.run(["git", "archive", "--format=tar", a.ref], cwd=HERE.parent, check=True,
                                  capture_output=True)
         subprocess.run(["tar", "-x", "-C", str(tmp)], input=archive.stdout, check=True)
-        ref = run([sys.executable, "-m", "proofs_check.cli", *bounds], tmp)
-        new = run([sys.executable, "-m", "proofs_check.cli.verify", *bounds], HERE.parent)
+        ref = run([sys.executable, "-m", "proofs_check.cli", *bounds], byte_compiled(tmp))
+        new = run([sys.executable, "-m", "proofs_check.cli.verify", *bounds], byte_compiled(HERE.parent))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if ref.distinct != distinct or new.distinct != distinct:

@@ -2,7 +2,9 @@
 import json
 
 from heuristics.rack.ringstitch import RingStitch
-from proofs_check.rack.ring_claims import Match, check_ring_choice, check_ring_exact, replay_ring_choice
+from proofs_check.rack.outcome import Match
+from proofs_check.rack.ring_choice import check_ring_choice, replay_ring_choice
+from proofs_check.rack.ring_exact import check_ring_exact
 from proofs_check.core.verdict import Verdict
 
 
