@@ -452,6 +452,8 @@ def _twin_classes(group: list[int], nodes: list[_Node], single: set[int]) -> lis
     one token. Swapping two twins, and their single-place jobs container by container, is an
     automorphism, so the twins of a class need only be tried in one order (k identical nodes
     cost one order, not k!)."""
+    if len(group) == 1:  # most groups: a node alone needs no key
+        return [group]
     classes: dict[tuple, list[int]] = {}
     for n in group:
         classes.setdefault(_twin_key(nodes[n], single), []).append(n)
