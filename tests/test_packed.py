@@ -43,3 +43,15 @@ def test_keys_tell_reachable_states_apart():
     keys = {pack(s) for s in states}
     assert len(keys) == len(states) > 100
     assert all(unpack(pack(s)) == s for s in states)
+
+
+def test_the_model_unpacks_its_own_keys_to_the_states_packed() -> None:
+    """``PolicyModel.unpack`` returns the very state a key was packed from while its memo holds
+    it, and a model without that memo (a fresh one, a worker's copy) decodes an equal state."""
+    model = PolicyModel(compass_factory("literal"), 2, EventBounds(tuple(range(1, 9)), 3, 3))
+    states = list(reachable(model, 4))
+    keys = [model.pack(s) for s in states]
+    assert all(model.unpack(k) is s for k, s in zip(keys, states))
+    other = PolicyModel(compass_factory("literal"), 2, EventBounds(tuple(range(1, 9)), 3, 3))
+    assert [other.unpack(k) for k in keys] == states
+    assert all(other.unpack(k) is not s for k, s in zip(keys, states))

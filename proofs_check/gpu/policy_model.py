@@ -103,15 +103,17 @@ class PolicyModel:
         self._ready: dict[Event, Step[FlatState, Event]] = {}  # steps ``actions`` ran (all_ties) ...
         self._ready_state: FlatState | None = None  # ... from this state
         self._packed: dict[int, tuple[FlatState, bytes]] = {}  # id(state) -> (state, pack(state))
+        self._unpacked: dict[bytes, FlatState] = {}  # the other way round, for the states in _packed
 
     def __getstate__(self) -> dict[str, Any]:  # the prototype and the caches are rebuilt, not shipped
         return {k: v for k, v in self.__dict__.items() if k not in ("proto", "_base_state", "_base", "_ready",
-                                                                    "_ready_state", "_packed")}
+                                                                    "_ready_state", "_packed", "_unpacked")}
 
     def __setstate__(self, d: dict[str, Any]) -> None:
         self.__dict__.update(d)
         self.proto = self.factory(self.size)
         self._base_state, self._base, self._ready, self._ready_state, self._packed = None, None, {}, None, {}
+        self._unpacked = {}
 
     def init_states(self) -> Sequence[FlatState]:
         return [flat_key(self.proto.state_key())]
@@ -204,11 +206,16 @@ class PolicyModel:
             return hit[1]
         if len(self._packed) >= PACK_MEMO:
             self._packed.clear()
+            self._unpacked.clear()
         b = self._packed[id(s)] = (s, packed.pack(s))
+        self._unpacked[b[1]] = s
         return b[1]
 
     def unpack(self, key: bytes) -> FlatState:
-        return packed.unpack(key)
+        # A key packed here is unpacked to the state it was packed from (equal to the decoded
+        # one): the search unpacks each new state twice, for its properties and to expand it.
+        s = self._unpacked.get(key)
+        return s if s is not None else packed.unpack(key)
 
     def within(self, st: Step[FlatState, Event]) -> bool:
         if not self.wcc_trajectory:
