@@ -39,7 +39,7 @@ class Outcome(Enum):
     FAILED = "operator failure"  # the system could not complete an admitted action: no state produced
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, init=False)
 class Step(Generic[S, A]):
     """One transition: ``prev`` --``action``--> ``state``.
 
@@ -56,6 +56,14 @@ class Step(Generic[S, A]):
     detail: Any = ()
     reason: str = ""
     memo: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def __init__(self, prev: S | None, action: A | None, outcome: Outcome, state: S, detail: Any = (),
+                 reason: str = "", memo: dict[str, Any] | None = None) -> None:
+        # The generated __init__ of a frozen dataclass sets each field through object.__setattr__;
+        # one update of the instance dict does the same at half the cost, and a search makes one
+        # Step per transition.
+        self.__dict__.update(prev=prev, action=action, outcome=outcome, state=state, detail=detail, reason=reason,
+                             memo={} if memo is None else memo)
 
     @property
     def applied(self) -> bool:
