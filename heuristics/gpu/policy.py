@@ -62,7 +62,7 @@ class EventResult(NamedTuple):
 
     @staticmethod
     def applied(migrations: tuple[Migration, ...] = ()) -> EventResult:
-        return EventResult(Outcome.APPLIED, migrations)
+        return EventResult(Outcome.APPLIED, migrations) if migrations else _APPLIED  # most events move nothing
 
     @staticmethod
     def refused(reason: str) -> EventResult:
@@ -71,6 +71,9 @@ class EventResult(NamedTuple):
     @staticmethod
     def failure(reason: str) -> EventResult:
         return EventResult(Outcome.FAILED, (), reason)
+
+
+_APPLIED = EventResult(Outcome.APPLIED)
 
 
 class Policy(Protocol):
