@@ -1,6 +1,7 @@
 """How fast could the explorer be with this COMPASS? A floor for issue 16's 10× goal.
 
     python benchmarks/explorer_ceiling.py [--ref e0bcca7] [--nodes 5] [--depth 8] [--max-jobs 4] [--max-w 4] [--compiled]
+                                          [--repeat K]
 
 On the pool5 bounds of ``bench_explorer.py`` (literal COMPASS under WCC, g ∈ 1..8) this walks the
 state space breadth-first once to collect every transition the explorer computes (each expanded
@@ -17,7 +18,9 @@ representative with its actions), then times, in this process, the parts of that
   (``bench_explorer.byte_compiled``).
 
 With ``--compiled`` the same parts (and ``verify``) are also timed in this tree's opt-in mypyc
-build, made in a temporary copy in the same run (``bench_explorer.compiled_tree``).
+build, made in a temporary copy in the same run (``bench_explorer.compiled_tree``). With ``--repeat
+K`` each in-process part is its best of K runs (on a shared machine interference only adds time,
+so the minimum is the steadiest figure; a single run can read twice the time).
 
 Any explorer that runs this COMPASS implementation once per transition needs at least the event
 time, however its search, canonical form, undo and storage are built. "10× budget" is the
@@ -74,13 +77,17 @@ def transitions(model: PolicyModel, depth: int) -> tuple[list[tuple[AbsView, lis
     return work, len(seen)
 
 
-def _timed(f: Callable[[], object]) -> float:
-    t0 = time.perf_counter()
-    f()
-    return time.perf_counter() - t0
+def _timed(f: Callable[[], object], repeat: int = 1) -> float:
+    """The best wall time of ``repeat`` calls of ``f``."""
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        f()
+        best = min(best, time.perf_counter() - t0)
+    return best
 
 
-def time_scheduler(proto: Compass, work: list[tuple[AbsView, list[Event]]]) -> dict[str, float]:
+def time_scheduler(proto: Compass, work: list[tuple[AbsView, list[Event]]], repeat: int = 1) -> dict[str, float]:
     """Wall times of the scheduler's parts over ``work`` (see the module docstring)."""
 
     def built_per_state() -> None:
@@ -103,11 +110,11 @@ def time_scheduler(proto: Compass, work: list[tuple[AbsView, list[Event]]]) -> d
                     pol.view_after(s)
                 pol.rollback()
 
-    rebuilt = _timed(lambda: built_per_transition(False))
-    return {"with_state": _timed(built_per_state),
-            "events": _timed(lambda: built_per_transition(True)) - rebuilt,
-            "undo": _timed(lambda: undone(False)),
-            "view": _timed(lambda: undone(True))}
+    rebuilt = _timed(lambda: built_per_transition(False), repeat)
+    return {"with_state": _timed(built_per_state, repeat),
+            "events": _timed(lambda: built_per_transition(True), repeat) - rebuilt,
+            "undo": _timed(lambda: undone(False), repeat),
+            "view": _timed(lambda: undone(True), repeat)}
 
 
 def successors(proto: Compass, work: list[tuple[AbsView, list[Event]]]) -> list[AbsView]:
@@ -122,14 +129,17 @@ def successors(proto: Compass, work: list[tuple[AbsView, list[Event]]]) -> list[
     return out
 
 
-def time_canonical(views: list[AbsView]) -> float:
-    for memo in memos(canonical_module):
-        memo.clear()
+def time_canonical(views: list[AbsView], repeat: int = 1) -> float:
+    """The best of ``repeat`` passes over ``views``, each with the memos cleared first."""
     canon = canonical_module.canonical
-    t0 = time.perf_counter()
-    for v in views:
-        canon(v)
-    return time.perf_counter() - t0
+
+    def cold() -> None:
+        for memo in memos(canonical_module):
+            memo.clear()
+        for v in views:
+            canon(v)
+
+    return _timed(cold, repeat)
 
 
 def parts(a: argparse.Namespace) -> tuple[dict[str, float], int, int, int, int]:
@@ -137,9 +147,9 @@ def parts(a: argparse.Namespace) -> tuple[dict[str, float], int, int, int, int]:
     the applied successors of the walk."""
     model = PolicyModel(compass_factory("literal"), a.nodes, EventBounds(tuple(range(1, 9)), a.max_jobs, a.max_w), True)
     work, distinct = transitions(model, a.depth)
-    t = time_scheduler(model.proto, work)
+    t = time_scheduler(model.proto, work, a.repeat)
     views = successors(model.proto, work)
-    t["canonical"] = time_canonical(views)
+    t["canonical"] = time_canonical(views, a.repeat)
     return t, distinct, len(work), sum(len(acts) for _, acts in work), len(views)
 
 
@@ -149,7 +159,7 @@ def compiled_parts(a: argparse.Namespace, bounds: list[str]) -> tuple[dict[str, 
 
     with compiled_tree() as comp:
         args = ["--nodes", str(a.nodes), "--depth", str(a.depth), "--max-jobs", str(a.max_jobs), "--max-w",
-                str(a.max_w), "--parts-only"]
+                str(a.max_w), "--repeat", str(a.repeat), "--parts-only"]
         out = subprocess.run([sys.executable, str(comp / "benchmarks" / "explorer_ceiling.py"), *args], cwd=comp,
                              check=True, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(comp)})
         verify = run([sys.executable, "-m", "proofs_check.cli.verify", *bounds], comp)
@@ -164,8 +174,11 @@ def main() -> None:
     ap.add_argument("--max-jobs", type=int, default=4)
     ap.add_argument("--max-w", type=int, default=4)
     ap.add_argument("--compiled", action="store_true", help="also time the parts in the opt-in compiled build")
+    ap.add_argument("--repeat", type=int, default=1, help="each in-process part: the best of K runs")
     ap.add_argument("--parts-only", action="store_true", help=argparse.SUPPRESS)  # the compiled child's mode
     a = ap.parse_args()
+    if a.repeat < 1:
+        ap.error("--repeat must be at least 1")
     if a.parts_only:
         print(json.dumps(parts(a)[0]))
         return
