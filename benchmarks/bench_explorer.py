@@ -173,10 +173,10 @@ def compare(ref: Path, a: argparse.Namespace, comp: Path | None) -> None:
     """One row per case, mode and build ("pure" = this tree, "compiled" = its mypyc build)."""
     print(f"{'case':<7} {'mode':<9} {'build':<8} {'ref s':>8} {'new s':>8} {'speed-up':>8} {'distinct':>9} "
           f"{'ref st/s':>9} {'new st/s':>9} {'cpu ×':>6} {'ref MiB':>8} {'new MiB':>8} {'ref MiB/M':>9} {'new MiB/M':>9} same")
+    builds = [("pure", byte_compiled(ROOT))] + ([("compiled", comp)] if comp is not None else [])
     for case in a.cases.split(","):
         for k in (int(x) for x in a.workers.split(",")):
             extra = ["--quiet"] + ([] if k == 1 else ["--workers", str(k)])
-            builds = [("pure", byte_compiled(ROOT))] + ([("compiled", comp)] if comp is not None else [])
             olds: list[Run] = []
             news: dict[str, list[Run]] = {build: [] for build, _ in builds}
             for _ in range(a.repeat):  # alternately, so a busy spell of the machine hits every tree

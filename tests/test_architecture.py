@@ -42,13 +42,13 @@ def test_core_stays_small_and_single() -> None:
     assert not big, f"modules over 520 lines: {big}"
 
 
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__]))
-
-
 def test_the_catalogue_starts_without_numpy() -> None:
     """`verify` imports the whole catalogue at every start; only the RingStitch checks need numpy
     (and the rack heuristics), so they are imported when a ring claim runs (``ring_claims._on_call``)."""
     code = "import sys, proofs_check.cli.verify; print(sorted(m for m in ('numpy', 'heuristics.rack') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__]))
