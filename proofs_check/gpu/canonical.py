@@ -195,7 +195,8 @@ _state_memo: dict[tuple[int, ...], FlatState] = {}  # (capacity, node serials) -
 _seen: dict[Any, _Seen] = {}  # raw node -> _Seen (a NodeView, led by its kind, never equals a placement node)
 _serials = count()
 _parts: dict[tuple[int, ...], _Class] = {}  # serials of a multi-node component's raw nodes -> class
-_norm_memo: dict[tuple[_Node, ...], _Class] = {}  # normalised component -> class
+_Normalised = tuple[tuple[str, tuple[tuple, ...]], ...]  # ``_normalised``: a component as plain tuples
+_norm_memo: dict[_Normalised, _Class] = {}  # normalised component -> class
 _classes: dict[tuple, _Class] = {}  # code -> class (one object per class: outputs are shared)
 _reps: dict[tuple, FlatState] = {}  # (capacity, state type, the sorted classes) -> representative
 
@@ -244,30 +245,34 @@ def _class_of(part: list[_Seen], write: Callable[[_Node, dict[int, int]], Any]) 
     that differ only in job ids, node order or container order share one computation. Exact:
     the copy is the component renumbered, and its code is the minimum over an id- and
     order-invariant candidate set, hence the same for both."""
-    key = _normalised(part)
+    key, bases = _normalised(part)
     cls = _norm_memo.get(key)
     if cls is None:
-        code, order, labels = _canonical_component(list(key))
+        nodes = [_Node(kind, tuple([_Container(*c) for c in cs])) for kind, cs in key]
+        code, order, labels = _canonical_component(nodes, bases)
         cls = _classes.get(code)
         if cls is None:
-            cls = _remember(_classes, code, _Class(code, tuple(key[i] for i in order), labels, write))
+            cls = _remember(_classes, code, _Class(code, tuple(nodes[i] for i in order), labels, write))
         _remember(_norm_memo, key, cls)
     return cls
 
 
-def _normalised(part: list[_Seen]) -> tuple[_Node, ...]:
+def _normalised(part: list[_Seen]) -> tuple[_Normalised, list[tuple]]:
     """``part`` with its nodes in id-free signature order (stable), containers in shape order,
-    job ids renamed 0, 1, … by first appearance, and containers and members sorted."""
+    job ids renamed 0, 1, … by first appearance, and containers and members sorted; and the
+    nodes' id-free signatures in that order. Plain tuples, not ``_Node`` / ``_Container``: equal
+    to those and hashed alike, without a NamedTuple built per container (most keys hit the memo)."""
     ids: dict[int, int] = {}
     out = []
-    for s in sorted(part, key=_BASE) if len(part) > 1 else part:
+    ordered = sorted(part, key=_BASE) if len(part) > 1 else part
+    for s in ordered:
         cs = []
         for c in s.node.containers:
             a = None if c.anchor is None else ids.setdefault(c.anchor, len(ids))
-            cs.append(_Container(c.desc, a, tuple(sorted([ids.setdefault(j, len(ids)) for j in c.members]))))
+            cs.append((c.desc, a, tuple(sorted([ids.setdefault(j, len(ids)) for j in c.members]))))
         cs.sort()
-        out.append(_Node(s.node.kind, tuple(cs)))
-    return tuple(out)
+        out.append((s.node.kind, tuple(cs)))
+    return tuple(out), [s.base for s in ordered]
 
 
 _BASE = attrgetter("base")
@@ -358,9 +363,11 @@ def _canonical_nodes(nodes: list[_Node]) -> tuple[list[int], dict[int, int]]:
     return out_nodes, out_labels
 
 
-def _canonical_component(nodes: list[_Node]) -> tuple[tuple, list[int], dict[int, int]]:
-    """Minimum encoding of one connected component over its invariant candidate set."""
-    bases = [_base(nd) for nd in nodes]
+def _canonical_component(nodes: list[_Node], bases: list[tuple] | None = None) -> tuple[tuple, list[int], dict[int, int]]:
+    """Minimum encoding of one connected component over its invariant candidate set (``bases``:
+    the nodes' ``_base``, when the caller has them)."""
+    if bases is None:
+        bases = [_base(nd) for nd in nodes]
     # job colour: (g, w, sorted id-free places it occupies); footprint: (node, container, role)
     places: dict[int, list[tuple]] = {}
     g_of: dict[int, int] = {}
