@@ -27,6 +27,7 @@ from typing import Mapping, Sequence
 # The explorer's hot path (benchmarks/explorer_ceiling.py shows the split).
 HOT_MODULES: tuple[str, ...] = (
     "heuristics.gpu.abs_space",
+    "heuristics.gpu.abs_store",
     "heuristics.gpu.compass",
     "heuristics.gpu.hier_compass",
     "proofs_check.gpu.canonical",

@@ -8,10 +8,10 @@ from hypothesis import given, settings
 
 from heuristics.gpu.abs_space import EMPTY, POOL, SLOTTED, AbsView, NodeView, SlotView
 from heuristics.gpu.cluster import Job
-from heuristics.gpu.compass import Compass
+from heuristics.gpu.compass import VARIANTS, Compass
 from heuristics.gpu.hier_cluster import hier_violations
 from heuristics.gpu.hier_abs import HierView, hier_abs_violations
-from heuristics.gpu.hier_compass import GPU, PANEL, HierCompass, panel_slot_width
+from heuristics.gpu.hier_compass import GPU, PANEL, HierCompass, PanelLevel, panel_slot_width, panel_variant
 from heuristics.gpu.registry import make_policy
 
 # An action: (True, g, w) arrival of a new job, or (False, k, 0) departure of the k-th running job.
@@ -250,3 +250,17 @@ def test_a_python_subclass_keeps_its_own_state_through_pickle_and_deepcopy():
     h.arrive(Job(0, 8, 1))
     for d in (pickle.loads(pickle.dumps(h)), copy.deepcopy(h)):
         assert type(d) is _CountingHier and d.arrivals == 1 and d.state_key() == h.state_key()
+
+
+def test_the_panel_levels_slot_repack_ends_where_widths_do_not_tile_the_free_panels() -> None:
+    """Two domains of 8 panels, each a width-4 panel-slot beside one held panel: 3 free panels
+    each, so neither slot fits the other domain. The flat pass asserts that a round always moves
+    a slot (widths tile a node's room); the panel level's pass ends instead, moving nothing."""
+    view = AbsView(8, tuple(NodeView(SLOTTED, (), (SlotView(4, j, 4, ()),)) for j in (0, 1)))
+    level = PanelLevel(2, 8, panel_variant(VARIANTS["repaired"], 8)).with_state(view)
+    for n in (0, 1):
+        level.set_held(n, 1)
+    assert level.compact() == ()
+    assert level.abs_view() == view
+    flat = Compass(2, 8, "repaired").with_state(view)  # the same slots on plain nodes: 4 free GPUs each, one moves
+    assert len(flat.compact()) == 1

@@ -73,14 +73,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 from functools import partial
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Self
 
 from mypy_extensions import mypyc_attr
 
 from heuristics.gpu.abs_space import EMPTY, POOL, SLOTTED, AbsView, NodeView, slot_width
 from heuristics.gpu.cluster import Job, Placement
-from heuristics.gpu.compass import (BLOCKED, VARIANTS, Compass, OperatorFailure, Variant, _MinIndex, object_state,
-                                    restore_state)
+from heuristics.gpu.abs_store import BLOCKED, _MinIndex, object_state, restore_state
+from heuristics.gpu.compass import VARIANTS, Compass, OperatorFailure, Variant
 from heuristics.gpu.hier_abs import MAX_TABLE_P, HierView, gpu_panels, layout, reserved_panels
 from heuristics.gpu.hier_cluster import (
     G_PANEL,
@@ -98,7 +98,7 @@ from heuristics.gpu.policy import EventResult, Migration, StateKey
 from heuristics.gpu.ties import Chooser, pick
 
 GPU, PANEL = "gpu", "panel"
-# BLOCKED (heuristics.gpu.compass): a node held by the other level (see HierCompass._install)
+# BLOCKED (heuristics.gpu.abs_store): a node held by the other level (see HierCompass._install)
 
 
 def panel_slot_width(k: int, p: int) -> int:
@@ -222,31 +222,14 @@ class PanelLevel(Compass):
         w = self.variant.width(job.g)
         return room + sum((d // w) * self._held_room.size(d) for d in range(w, self.capacity))
 
-    def _slot_repack(self) -> list[Migration]:
-        """The repaired slot pass (``Compass._slot_repack``) on free panels that GPU work and
-        pool units also take: widths no longer tile the room, so a round that moves nothing
-        ends the pass instead of being an error."""
-        moves: list[Migration] = []
-        while True:
-            partial = [n for d in range(2, self.capacity) for n in self._by_room.members(d)]
-            if len(partial) < 2:
-                return moves
-            a = min(partial, key=lambda n: (-self._free(n), n))
-            b = min((n for n in partial if n != a), key=lambda n: (self._free(n), n))
-            before = len(moves)
-            moves += self._pour(a, b)
-            if self._free(b) > 0 and self.slots[a]:
-                moves += self._pour(b, a)
-            if len(moves) == before:
-                return moves
+    def _widths_tile_room(self) -> bool:
+        """The repaired slot pass (``Compass._slot_repack``) runs on free panels that GPU work and
+        pool units also take: widths no longer tile the room, so a round that moves nothing ends
+        the pass instead of being an error."""
+        return False
 
-    def with_state(self, view: StateKey) -> "PanelLevel":
-        """``Compass.with_state`` with no GPU-level work held (``clone`` sets it)."""
-        c = Compass.with_state(self, view)
-        assert isinstance(c, PanelLevel)
-        return c
-
-    def clone(self) -> "PanelLevel":
+    def clone(self) -> Self:
+        """A copy: ``with_state`` of the view, which holds no GPU-level work, then the held panels."""
         c = self.with_state(self.abs_view())
         for n, h in enumerate(self._held):
             c.set_held(n, h)
@@ -299,15 +282,9 @@ class GpuLevel(Compass):
             out.append(p)
         return out
 
-    def _settings_of(self, other: Compass, n_nodes: int, capacity: int) -> None:
+    def _settings_of(self, other: Self, n_nodes: int, capacity: int) -> None:
         super()._settings_of(other, n_nodes, capacity)
-        assert isinstance(other, GpuLevel)
         self.panels_per_domain = other.panels_per_domain
-
-    def with_state(self, view: StateKey) -> "GpuLevel":
-        c = Compass.with_state(self, view)
-        assert isinstance(c, GpuLevel)
-        return c
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)

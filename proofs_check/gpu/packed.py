@@ -21,7 +21,7 @@ import pickle
 
 from heuristics.gpu.abs_space import EMPTY, POOL, SLOTTED, AbsView, NodeView, SlotView
 from heuristics.gpu.cluster import Instance, Placement
-from heuristics.gpu.compass import BLOCKED
+from heuristics.gpu.abs_store import BLOCKED
 from proofs_check.gpu.canonical import FlatState
 
 FALLBACK = 0
