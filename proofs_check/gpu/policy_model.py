@@ -34,7 +34,7 @@ from proofs_check.gpu import packed
 from proofs_check.gpu.canonical import canonical
 from proofs_check.gpu.tie_expansion import drawn_step, every_tie
 from proofs_check.gpu.events import Event, FlatState, apply_event, counts_of_state, job_events, running_jobs, state_from_json, \
-    state_to_json, used_per_node
+    state_to_json
 
 OUTCOMES = {PolicyOutcome.APPLIED: Outcome.APPLIED, PolicyOutcome.REFUSED: Outcome.REFUSED,
             PolicyOutcome.FAILED: Outcome.FAILED}
@@ -119,9 +119,11 @@ class PolicyModel:
         return [flat_key(self.proto.state_key())]
 
     def actions(self, s: FlatState) -> Sequence[Event]:
-        free = self.size * self.capacity - sum(used_per_node(s))
+        running = running_jobs(s)
+        # every instance of a running job holds g GPUs: one walk of the state, not a second for the free GPUs
+        free = self.size * self.capacity - sum([j.g * j.w for j in running.values()])
         e = self.events
-        events = job_events(running_jobs(s), free, e.demands, e.max_jobs, e.max_w)
+        events = job_events(running, free, e.demands, e.max_jobs, e.max_w)
         return self._every_tie(s, events) if e.all_ties else events
 
     def _every_tie(self, s: FlatState, events: list[Event]) -> list[Event]:
