@@ -2,6 +2,7 @@
 
     python benchmarks/bench_explorer.py [--ref e0bcca7] [--cases pool5,thm1n6] [--workers 1,2] [--compiled]
                                         [--ref-compiled] [--repeat K]
+    python benchmarks/bench_explorer.py --instructions [--cases pool4] [--compiled] [--ref e0bcca7]
 
 The reference is built from the git history into a temporary directory (``git archive``, removed
 at the end) and run there as ``python -m proofs_check.cli …`` (the old CLI
@@ -12,6 +13,8 @@ one after the other, on the same bounds:
 * ``thm1n6`` — ``verify --theorem 1 --max-nodes 6`` (the README's command)
 * ``thm2`` (opt-in) — ``verify --theorem 2``: hierarchical COMPASS at Theorem 2's default bounds
   (since e0bcca7 its search reaches more states, the real ones: compare it with a later ``--ref``)
+* ``pool4`` (opt-in; the default of ``--instructions``) — ``verify --claim thm1.pool --min-nodes 4
+  --max-nodes 4 --depth 4 --max-jobs 4 --max-w 4``: 9,319 distinct states, about 1.5 s
 * ``mem3`` (opt-in) — ``verify --claim thm1.pool --variant repaired --min-nodes 3 --max-nodes 3
   --max-jobs 5 --max-w 8``: 204,815 distinct states, where the peak memory per million states
   is no longer dominated by the interpreter's base
@@ -27,6 +30,15 @@ million distinct states. "same" says whether the two reports agree on every verd
 exploration row (N, distinct, generated, depth, at-bound, queue, refused, failures, pruned).
 On a shared machine wall times are noisy: compare ratios from one run, not across runs; ``--repeat
 K`` runs every tree K times, alternately, and shows the medians (and "same" only if every run agrees).
+
+``--instructions`` counts instead of timing: every run (serial only) goes under valgrind's
+cachegrind without its cache model (``valgrind --tool=cachegrind --cache-sim=no``: instructions
+executed, about 20× slower than a plain run), and the row shows the instructions of the reference
+and of this tree and their ratio. A count does not move with the machine's load (two runs of one
+tree differ by well under 1 %), so it can show a change of a few per cent that wall times on a
+shared machine cannot; it is not a time (an instruction that misses the cache costs more than one
+that hits), so the timed rows stay the issue's measure. valgrind is a system tool, not a Python
+dependency: without it the mode stops with a one-line error.
 
 Every tree is byte-compiled before it is timed (``byte_compiled``), as an installed package is:
 where ``PYTHONDONTWRITEBYTECODE`` is set (this machine sets it) a run would otherwise compile every
@@ -56,12 +68,16 @@ CASES = {
     # opt-in (--cases thm2): Theorem 2 at its default bounds, hierarchical COMPASS (hier_compass)
     "thm2": ["--theorem", "2"],
     # opt-in (--cases mem3): 204,815 distinct states, for peak memory per million states
+    "pool4": ["--claim", "thm1.pool", "--min-nodes", "4", "--max-nodes", "4", "--depth", "4", "--max-jobs", "4",
+              "--max-w", "4"],
     "mem3": ["--claim", "thm1.pool", "--variant", "repaired", "--min-nodes", "3", "--max-nodes", "3", "--max-jobs", "5",
              "--max-w", "8"],
 }
 DEFAULT_CASES = ("pool5", "thm1n6")
 ROW = re.compile(r"^\s+(\d+)\s+([\d,]+)\s+([\d,]+)\s+(\d+)\s+([\d,]+)\s+([\d,]+)\s+([\d,]+)\s+([\d,]+)\s+([\d,]+)\s")
 VERDICT = re.compile(r"^(\S+): ([A-Z]+)\b")
+IREFS = re.compile(r"I\s+refs:\s+([\d,]+)")
+COUNTED = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"]
 
 
 @dataclass
@@ -72,23 +88,33 @@ class Run:
     maxrss_kib: int
     rows: list[tuple[str, ...]]
     verdicts: list[tuple[str, ...]]
+    instructions: int | None = None  # with ``counted``: what cachegrind counted
 
     @property
     def distinct(self) -> int:
         return sum(int(r[1].replace(",", "")) for r in self.rows)
 
 
-def run(cmd: list[str], cwd: Path) -> Run:
+def run(cmd: list[str], cwd: Path, counted: bool = False) -> Run:
+    """``cmd`` in ``cwd`` as a child process (``counted``: under cachegrind, module docstring)."""
     env = {**os.environ, "PYTHONPATH": str(cwd), "PYTHONHASHSEED": "0"}
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    # cachegrind reports on stderr, which is short: read after stdout, it cannot fill its pipe first
+    proc = subprocess.Popen(COUNTED + cmd if counted else cmd, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE if counted else subprocess.DEVNULL, text=True)
     out = proc.stdout.read() if proc.stdout else ""
+    err = proc.stderr.read() if proc.stderr else ""
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
     proc.returncode = os.waitstatus_to_exitcode(status)
     rows = [m.groups() for m in map(ROW.match, out.splitlines()) if m]
     verdicts = [m.groups() for m in map(VERDICT.match, out.splitlines()) if m and m.group(1) != "summary"]
-    return Run(wall, usage.ru_utime + usage.ru_stime, proc.returncode, usage.ru_maxrss, rows, verdicts)
+    refs = IREFS.search(err) if counted else None
+    if counted and refs is None:
+        raise SystemExit(f"bench_explorer: no instruction count from valgrind for {' '.join(cmd)} in {cwd}: "
+                         f"{err.strip()[-300:]}")
+    return Run(wall, usage.ru_utime + usage.ru_stime, proc.returncode, usage.ru_maxrss, rows, verdicts,
+               int(refs.group(1).replace(",", "")) if refs else None)
 
 
 @contextmanager
@@ -148,25 +174,51 @@ def reference_tree(rev: str, prefix: str) -> Iterator[Path]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--ref", default="e0bcca7", help="the reference commit (default e0bcca7)")
-    ap.add_argument("--cases", default=",".join(DEFAULT_CASES), help=f"comma-separated, from {', '.join(CASES)}")
+    ap.add_argument("--cases", help=f"comma-separated, from {', '.join(CASES)} (default {','.join(DEFAULT_CASES)}; "
+                    "with --instructions pool4)")
     ap.add_argument("--workers", default="1,2", help="worker counts to run (1 = serial)")
     ap.add_argument("--compiled", action="store_true", help="also run this tree compiled with mypyc (needs a C "
                     "compiler and mypy; about a minute to build)")
     ap.add_argument("--repeat", type=int, default=1, help="runs of each tree per row, alternately (medians shown)")
     ap.add_argument("--ref-compiled", action="store_true", help="compile the reference too (a commit that has the "
                     "opt-in build): what a change does to the compiled build")
+    ap.add_argument("--instructions", action="store_true", help="count instructions under valgrind (cachegrind) "
+                    "instead of timing, serial only; default case pool4")
     a = ap.parse_args()
     if a.repeat < 1:
         ap.error("--repeat must be at least 1")
+    if a.instructions and shutil.which("valgrind") is None:
+        raise SystemExit("bench_explorer: --instructions needs valgrind on PATH (a system package, e.g. apt install "
+                         "valgrind)")
+    a.cases = a.cases or ("pool4" if a.instructions else ",".join(DEFAULT_CASES))
+    unknown = [c for c in a.cases.split(",") if c not in CASES]
+    if unknown:
+        ap.error(f"unknown case {unknown[0]!r}: choose from {', '.join(CASES)}")
     with reference_tree(a.ref, "bench_explorer_") as ref:
         if a.ref_compiled:
             compile_in(ref, "reference build")
         if a.compiled:
             with compiled_tree() as comp:
-                compare(ref, a, comp)
+                (count if a.instructions else compare)(ref, a, comp)
         else:
-            compare(ref, a, None)
-    print("MiB/M = peak resident MiB per million distinct states (includes the interpreter's ~100 MiB base)")
+            (count if a.instructions else compare)(ref, a, None)
+    if not a.instructions:
+        print("MiB/M = peak resident MiB per million distinct states (includes the interpreter's ~100 MiB base)")
+
+
+def count(ref: Path, a: argparse.Namespace, comp: Path | None) -> None:
+    """``--instructions``: one serial run of each tree per case under cachegrind, its count and ratio."""
+    print(f"{'case':<7} {'build':<8} {'ref instructions':>17} {'new instructions':>17} {'ratio':>7} {'distinct':>9} same")
+    builds = [("pure", byte_compiled(ROOT))] + ([("compiled", comp)] if comp is not None else [])
+    for case in a.cases.split(","):
+        old = run([sys.executable, "-m", cli_module(ref), *CASES[case], "--quiet"], ref, counted=True)
+        for build, tree in builds:
+            new = run([sys.executable, "-m", "proofs_check.cli.verify", *CASES[case], "--quiet"], tree, counted=True)
+            assert old.instructions is not None and new.instructions is not None  # counted runs
+            print(f"{case:<7} {build:<8} {old.instructions:>17,} {new.instructions:>17,} "
+                  f"{old.instructions / new.instructions:>6.2f}x {new.distinct:>9,} {'yes' if agree(old, new) else 'NO'}",
+                  flush=True)
+            show_difference(old, new)
 
 
 def compare(ref: Path, a: argparse.Namespace, comp: Path | None) -> None:
