@@ -279,7 +279,7 @@ class AbsStore:
         nodes = list(view.nodes)
         for n in touched:
             nodes[n] = self._node_view(n)
-        return AbsView(self.capacity, tuple(nodes))
+        return _new(AbsView, (self.capacity, tuple(nodes)))  # as in _node_view: once per applied event
 
     def rollback(self) -> None:
         """Undo everything since ``trial()``: back to the state the trial started from."""

@@ -13,6 +13,8 @@ from heuristics.gpu.cluster import Instance, Job, Placement
 from heuristics.gpu.policy import EventResult
 from proofs_check.gpu.canonical import FlatState
 
+_new = tuple.__new__
+
 
 class Event(NamedTuple):
     """A job event; ``job`` is the label in the representative state just before the event.
@@ -79,7 +81,8 @@ def action_from_json(d: dict[str, Any]) -> Action:
 
 def apply_event(pol: Any, e: Event) -> EventResult:
     """Run event ``e`` on scheduler ``pol`` (any object with ``arrive(Job)`` and ``depart(id)``)."""
-    return pol.arrive(Job(e.job, e.g, e.w)) if e.arrive else pol.depart(e.job)
+    # tuple.__new__: the NamedTuple's own __new__ is a Python-level function, and this runs once per transition
+    return pol.arrive(_new(Job, (e.job, e.g, e.w))) if e.arrive else pol.depart(e.job)
 
 
 def is_arrival(e: Event) -> bool:
@@ -108,8 +111,10 @@ def job_events(running: dict[int, Job], free: int, demands: tuple[int, ...], max
     label = len(running)
     while label in running:  # only for states that are not representatives
         label += 1
-    events = [Event(True, label, g, w) for g, w in arrival_shapes(free, len(running), demands, max_jobs, max_w)]
-    return events + [Event(False, j, job.g, job.w) for j, job in sorted(running.items())]
+    # tuple.__new__ with every field (choices: none), as in apply_event
+    events = [_new(Event, (True, label, g, w, ())) for g, w in arrival_shapes(free, len(running), demands, max_jobs,
+                                                                              max_w)]
+    return events + [_new(Event, (False, j, job.g, job.w, ())) for j, job in sorted(running.items())]
 
 
 # --------------------------------------------------------------------------- what a flat state implies
