@@ -330,8 +330,8 @@ class AbsStore:
         c = cls.__new__(cls)
         c._settings_of(self, len(view.nodes), view.capacity)
         c._blank()
-        shapes: dict[int, list[int]] = {}
         members = c.members
+        add = members.setdefault
         for n, nd in enumerate(view.nodes):
             c.kind[n] = nd.kind
             if nd.pool:
@@ -339,37 +339,24 @@ class AbsStore:
                 for j in nd.pool:
                     u = _Unit(j, n)
                     pool.append(u)
-                    if j in members:
-                        members[j].append(u)
-                        shapes[j][1] += 1
-                    else:
-                        members[j] = [u]
-                        shapes[j] = [1, 1]
+                    add(j, []).append(u)
             if nd.slots:
                 slots = c.slots[n]
                 for sv in nd.slots:
-                    a = sv.anchor_job
-                    s = _Slot(sv.width, a, sv.anchor_g, n)
+                    s = _Slot(sv.width, sv.anchor_job, sv.anchor_g, n)
                     slots.append(s)
-                    if a in members:
-                        members[a].append(s)
-                        shapes[a][1] += 1
-                    else:
-                        members[a] = [s]
-                        shapes[a] = [sv.anchor_g, 1]
+                    add(sv.anchor_job, []).append(s)
                     for j in sv.fillers:
                         u = _Unit(j, n, s)
                         s.fillers.append(u)
-                        if j in members:
-                            members[j].append(u)
-                            shapes[j][1] += 1
-                        else:
-                            members[j] = [u]
-                            shapes[j] = [1, 1]
+                        add(j, []).append(u)
             c._touch(n)
-        for j, (g, w) in shapes.items():
-            c.jobs[j] = Job(j, g, w)
-            c._counts[g] += w
+        # a job's shape from its first instance: a gang's instances all have its g (an anchor's, or 1)
+        for j, ms in members.items():
+            first = ms[0]
+            g = first.g if isinstance(first, _Slot) else 1
+            c.jobs[j] = Job(j, g, len(ms))
+            c._counts[g] += len(ms)
         return c
 
     def __getstate__(self) -> dict[str, Any]:
