@@ -176,7 +176,7 @@ def main() -> None:
     ap.add_argument("--ref", default="e0bcca7", help="the reference commit (default e0bcca7)")
     ap.add_argument("--cases", help=f"comma-separated, from {', '.join(CASES)} (default {','.join(DEFAULT_CASES)}; "
                     "with --instructions pool4)")
-    ap.add_argument("--workers", default="1,2", help="worker counts to run (1 = serial)")
+    ap.add_argument("--workers", help="worker counts to run (1 = serial; default 1,2)")
     ap.add_argument("--compiled", action="store_true", help="also run this tree compiled with mypyc (needs a C "
                     "compiler and mypy; about a minute to build)")
     ap.add_argument("--repeat", type=int, default=1, help="runs of each tree per row, alternately (medians shown)")
@@ -187,6 +187,9 @@ def main() -> None:
     a = ap.parse_args()
     if a.repeat < 1:
         ap.error("--repeat must be at least 1")
+    if a.instructions and (a.workers not in (None, "1") or a.repeat != 1):
+        ap.error("--instructions runs each tree once, serially (a count does not vary): drop --workers / --repeat")
+    a.workers = a.workers or "1,2"
     if a.instructions and shutil.which("valgrind") is None:
         raise SystemExit("bench_explorer: --instructions needs valgrind on PATH (a system package, e.g. apt install "
                          "valgrind)")
