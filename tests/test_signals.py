@@ -169,6 +169,8 @@ def test_verify_random_honours_the_time_limit(tmp_path):
 
 
 def test_sample_stops_at_its_deadline():
+    import hypothesis  # noqa: F401  (the sampler imports it lazily; under pytest that import,
+    # assertion-rewritten, took the whole 0.5 s when this test ran first in its process)
     from proofs_check.gpu.flat_claims import FLAT, sample_flat
 
     t0 = time.perf_counter()
