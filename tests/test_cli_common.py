@@ -96,6 +96,25 @@ def test_a_crash_never_exits_1_even_in_a_subprocess(tmp_path) -> None:
     assert list(tmp_path.glob("sifopt-crash-*.txt"))
 
 
+def test_only_a_programs_own_process_leaves_its_objects_to_the_exit() -> None:
+    """``run`` freezes the heap once the report is written (the interpreter's final collection
+    would traverse every memo entry) in the program's own process only: under a test runner or
+    a library user the objects stay collectable."""
+    import gc
+    import subprocess
+    import sys
+    before = gc.get_freeze_count()
+    assert run("verify", lambda: EXIT_OK) == EXIT_OK and gc.get_freeze_count() == before
+    code = ("import gc, sys\n"
+            "sys.argv[0] = 'verify'\n"
+            "from proofs_check.cli.common import run\n"
+            "code = run('verify', lambda: 3)\n"
+            "frozen = gc.get_freeze_count()\n"
+            "print(code, frozen > 0)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.stdout.split() == ["3", "True"], proc.stderr
+
+
 def test_the_exit_code_table_in_docs_is_the_code():
     """docs/cli.md has the one table of exit codes; it lists exactly :class:`Exit`."""
     text = (Path(__file__).resolve().parent.parent / "docs" / "cli.md").read_text()

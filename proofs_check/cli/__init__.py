@@ -27,8 +27,8 @@ def _program() -> str | None:
     return None
 
 
-_prog = _program()
-if _prog is not None:
+PROGRAM = _program()  # the program this process runs (None under a test runner or a library user)
+if PROGRAM is not None:
     from proofs_check.core.interrupt import install_early
 
-    install_early(_prog)
+    install_early(PROGRAM)
