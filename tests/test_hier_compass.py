@@ -2,16 +2,20 @@
 valid, dispatch by instance class, domain ownership between levels, both Compacts after an event."""
 from __future__ import annotations
 
+import copy
+import pickle
+
 import hypothesis.strategies as st
 import pytest
 from hypothesis import given, settings
 
 from heuristics.gpu.abs_space import EMPTY, POOL, SLOTTED, AbsView, NodeView, SlotView
+from heuristics.gpu.abs_store import BLOCKED, FLAT, PANEL_NODES
 from heuristics.gpu.cluster import Job
-from heuristics.gpu.compass import VARIANTS, Compass
+from heuristics.gpu.compass import VARIANTS, Compass, make_variant
 from heuristics.gpu.hier_cluster import hier_violations
 from heuristics.gpu.hier_abs import HierView, hier_abs_violations
-from heuristics.gpu.hier_compass import GPU, PANEL, HierCompass, PanelLevel, panel_slot_width, panel_variant
+from heuristics.gpu.hier_compass import GPU, PANEL, HierCompass, panel_level, panel_slot_width
 from heuristics.gpu.registry import make_policy
 
 # An action: (True, g, w) arrival of a new job, or (False, k, 0) departure of the k-th running job.
@@ -243,8 +247,6 @@ class _CountingHier(HierCompass):
 
 
 def test_a_python_subclass_keeps_its_own_state_through_pickle_and_deepcopy():
-    import copy
-    import pickle
 
     h = _CountingHier(2, 2)
     h.arrive(Job(0, 8, 1))
@@ -257,10 +259,50 @@ def test_the_panel_levels_slot_repack_ends_where_widths_do_not_tile_the_free_pan
     each, so neither slot fits the other domain. The flat pass asserts that a round always moves
     a slot (widths tile a node's room); the panel level's pass ends instead, moving nothing."""
     view = AbsView(8, tuple(NodeView(SLOTTED, (), (SlotView(4, j, 4, ()),)) for j in (0, 1)))
-    level = PanelLevel(2, 8, panel_variant(VARIANTS["repaired"], 8)).with_state(view)
+    level = panel_level(2, 8, VARIANTS["repaired"]).with_state(view)
     for n in (0, 1):
         level.set_held(n, 1)
     assert level.compact() == ()
     assert level.abs_view() == view
     flat = Compass(2, 8, "repaired").with_state(view)  # the same slots on plain nodes: 4 free GPUs each, one moves
     assert len(flat.compact()) == 1
+
+
+def test_held_units_belong_to_a_level_with_shared_nodes_only() -> None:
+    """The panel level is Compass given ``PANEL_NODES``: held units and blocking are the two
+    levels' ways of saying "the other level has this", and neither is offered to the other."""
+    flat = Compass(2, 8)
+    assert flat.level is FLAT
+    with pytest.raises(ValueError, match="held units"):
+        flat.set_held(0, 1)
+    panel = panel_level(2, 8, VARIANTS["literal"])
+    assert panel.level is PANEL_NODES
+    with pytest.raises(ValueError, match="blocked by its held units"):
+        panel.set_blocked(0, True)
+    panel.set_held(0, 3)
+    assert panel.kind[0] == BLOCKED and panel.held() == [3, 0]
+    for copy_ in (panel.clone(), pickle.loads(pickle.dumps(panel)), copy.deepcopy(panel)):
+        assert copy_.level == PANEL_NODES and copy_.held() == [3, 0] and copy_.kind[0] == BLOCKED
+    panel.set_held(0, 0)
+    assert panel.kind[0] == EMPTY
+
+
+def test_a_held_only_domains_free_panels_take_a_panel_slot_after_the_slotted_domains() -> None:
+    """H4: a panel-slot opens in a GPU-only domain's free panels (best fit) before an empty
+    domain; a flat node is never such a host."""
+    panel = panel_level(3, 8, VARIANTS["literal"])
+    panel.set_held(1, 5)  # 3 free panels: too few for a width-4 slot
+    panel.set_held(2, 4)  # 4 free panels
+    assert panel.arrive(Job(0, 4, 1)).ok
+    assert [len(panel.slots[d]) for d in range(3)] == [0, 0, 1]
+
+
+def test_the_panel_levels_filler_draw_follows_the_variants_rule() -> None:
+    """The filler draw of both levels reads ``Variant.filler_source``: with "none" an anchor's
+    vacancy panel stays free at the panel level too."""
+    view = AbsView(8, (NodeView(POOL, (0,)), NodeView(EMPTY)))
+    for variant, fillers in ((VARIANTS["literal"], (0,)), (make_variant("literal", "no-draw", filler_source="none"), ())):
+        panel = panel_level(2, 8, variant).with_state(view)
+        assert panel.arrive(Job(1, 3, 1)).ok  # a width-4 panel-slot for p = 3: one vacancy panel
+        (slot,) = [s for nd in panel.abs_view().nodes for s in nd.slots]
+        assert slot.fillers == fillers

@@ -7,10 +7,16 @@ A node is ``EMPTY``, ``POOL`` (its pool P(n) of 1-GPU instances) or ``SLOTTED`` 
 an anchor instance of width w(s) with its fillers F(s)); ``BLOCKED`` is an empty node out of
 service (the hierarchy's other level holds it). After any change to a node's contents the
 operators call ``_touch``, which re-derives the node's kind, vacancy, used GPUs and index keys.
+
+What distinguishes the hierarchy's panel level (seeds/000 Appendix D.3–D.5) from this flat ABS is
+data, a ``Level`` passed to the store, not code overriding it: with ``shared_nodes`` a node's
+units may be held by the other level (H1) and its free units are a pool region beside its slots
+(H4); see ``Level``.
 """
 from __future__ import annotations
 
 from bisect import bisect_left, insort
+from dataclasses import dataclass
 from typing import Any, Self
 
 from mypy_extensions import mypyc_attr
@@ -20,7 +26,39 @@ from heuristics.gpu.cluster import Job, Placement
 from heuristics.gpu.policy import StateKey
 
 _new = tuple.__new__
-BLOCKED = "blocked"  # an empty node out of service (see ``AbsStore.set_blocked``)
+BLOCKED = "blocked"  # an empty node out of service (see ``AbsStore.set_blocked``), or one whose units
+# the other level holds (``Level.shared_nodes``)
+
+
+@dataclass(frozen=True)
+class Level:
+    """How one level of COMPASS sees its nodes.
+
+    ``shared_nodes=False`` is the flat ABS of §4.2: a node is empty, a pool node or a slotted
+    node, and D(n) = G − Σ_{s∈S(n)} w(s). ``shared_nodes=True`` is the panel level of Appendix D
+    (docs/hierarchical.md, readings H1 and H4): a node (a domain) may have units held by the
+    other level (``AbsStore.set_held``; such a node with nothing of this level is ``BLOCKED``),
+    and its free units F(n) = G − held(n) − |P(n)| − Σ w(s) are a pool region beside its slots.
+    Then D(n) = F(n); the fill index holds G − F(n) of every non-empty node, so Place's "partial
+    pool node, fullest first" offers a slotted node's residual units; a new slot may open in a
+    pool or held-only node's free units (best fit, after the slotted nodes; an index of those
+    nodes' F(n)); fillers are drawn and the pool class compacted from real pool units only;
+    Compact always runs (a host need not be a partial node); and the repaired slot pass stops
+    when a round moves nothing (widths no longer tile F(n)). ``filler_draw`` names the tie point
+    of the filler draw's source (``heuristics.gpu.ties``).
+    """
+
+    name: str
+    shared_nodes: bool
+    filler_draw: str
+
+    def __reduce__(self) -> tuple[type, tuple[Any, ...]]:
+        # as ``compass.Variant``: a compiled frozen dataclass is rebuilt from its fields
+        return (Level, (self.name, self.shared_nodes, self.filler_draw))
+
+
+FLAT = Level("flat", False, "filler draw: which least-occupied pool node")
+PANEL_NODES = Level("panel", True, "panel filler draw: which least-occupied domain")
 
 def object_state(obj: object) -> dict[str, Any]:
     """Every attribute of ``obj``, for ``__getstate__``: the compiled build's native attributes
@@ -126,10 +164,11 @@ _Saved = tuple[str, list[_Unit], list[tuple[_Slot, list[_Unit]]], int, bool, lis
 class AbsStore:
     """The ABS state of ``n_nodes`` nodes of ``capacity`` GPUs with its indexes (module docstring)."""
 
-    def __init__(self, n_nodes: int, capacity: int, name: str) -> None:
+    def __init__(self, n_nodes: int, capacity: int, name: str, level: Level = FLAT) -> None:
         if n_nodes < 1:
             raise ValueError(f"n_nodes={n_nodes} must be >= 1")
         self.n_nodes, self.capacity, self.name = n_nodes, capacity, name
+        self.level, self._shared = level, level.shared_nodes
         self._reset()
 
     # ----------------------------------------------------------------- state and indexes
@@ -157,13 +196,19 @@ class AbsStore:
         self._vac_total = 0
         # Keyed by: 0 for an empty node; D(n) for a slotted one; |P(n)| for a pool node; 0 for a
         # slotted node with a vacancy (``_touch`` sets every key).
+        # With shared nodes (``Level``) the fill key is G − F(n) of every non-empty node, and
+        # ``_held_room`` holds F(n) of the pool and held-only nodes.
         K = self.capacity + 1
         self._empty, self._by_room, self._by_fill, self._vacant = (_MinIndex(N, K), _MinIndex(N, K), _MinIndex(N, K),
                                                                     _MinIndex(N, K))
+        self._held = [0] * N
+        self._held_room = _MinIndex(N, K)
+        self._all_indexes = (self._empty, self._by_room, self._by_fill, self._vacant) + (
+            (self._held_room,) if self._shared else ())
 
-    def _unprofiled(self, n: int) -> int:
-        """D(n) = G − Σ_{s∈S(n)} w(s)."""
-        return self.capacity - sum(s.width for s in self.slots[n])
+    def _free(self, n: int) -> int:
+        """F(n) = G − held(n) − |P(n)| − Σ_{s∈S(n)} w(s); on a slotted node D(n) (``Level``)."""
+        return self.capacity - self._held[n] - len(self.pool[n]) - sum(s.width for s in self.slots[n])
 
     def _touch(self, n: int) -> None:
         """Re-derive node ``n``'s type and re-index it after any change to its contents.
@@ -175,7 +220,9 @@ class AbsStore:
             touched.add(n)
         kind = self.kind[n]
         pool, slots = self.pool[n], self.slots[n]
-        if kind == POOL and not pool or kind == SLOTTED and not slots:
+        if self._shared:
+            kind = self.kind[n] = SLOTTED if slots else POOL if pool else BLOCKED if self._held[n] else EMPTY
+        elif kind == POOL and not pool or kind == SLOTTED and not slots:
             kind = self.kind[n] = EMPTY
         vac = profiled = used = 0
         for s in slots:
@@ -195,9 +242,17 @@ class AbsStore:
             self._partial += 1 if partial else -1
         # -1 is never a key: an unindexed node always gets set. Written out per index: this
         # runs several times per event.
+        h = None
         if kind == EMPTY:
             e = 0
             r = f_ = v = None
+        elif self._shared:
+            free = self.capacity - self._held[n] - len(pool) - profiled
+            e = None
+            r = free if kind == SLOTTED else None
+            f_ = self.capacity - free
+            v = 0 if kind == SLOTTED and vac else None
+            h = None if kind == SLOTTED else free
         else:
             e = None
             r = self.capacity - profiled if kind == SLOTTED else None
@@ -211,6 +266,8 @@ class AbsStore:
             self._by_fill.set(n, f_)
         if self._vacant._cur[n] != v:
             self._vacant.set(n, v)
+        if self._held_room._cur[n] != h:
+            self._held_room.set(n, h)
 
     # ----------------------------------------------------------------- Policy interface
     def running(self) -> dict[int, Job]:
@@ -268,7 +325,7 @@ class AbsStore:
 
     def _indexes(self) -> tuple[_MinIndex, ...]:
         """Every index over nodes that ``_touch`` keeps (what ``rollback`` restores)."""
-        return self._empty, self._by_room, self._by_fill, self._vacant
+        return self._all_indexes
 
     def view_after(self, view: AbsView) -> AbsView:
         """``abs_view()`` during a trial started from ``view`` (this scheduler's ``with_state(view)``,
@@ -317,7 +374,12 @@ class AbsStore:
         return view_placement(self.abs_view())
 
     def clone(self) -> Self:
-        return self.with_state(self.abs_view())
+        """A copy: ``with_state`` of the view (which shows no held units), then the held units."""
+        c = self.with_state(self.abs_view())
+        for n, h in enumerate(self._held):
+            if h:
+                c.set_held(n, h)
+        return c
 
     def with_state(self, view: StateKey) -> Self:
         """A scheduler of the same class and settings (``_settings_of``) whose state is ``view``
@@ -368,6 +430,7 @@ class AbsStore:
     def _settings_of(self, other: Self, n_nodes: int, capacity: int) -> None:
         """What a rebuild keeps of ``other``: everything but the state (subclasses add theirs)."""
         self.n_nodes, self.capacity, self.name = n_nodes, capacity, other.name
+        self.level, self._shared = other.level, other._shared
 
     def _add_member(self, job: int, m: _Slot | _Unit) -> None:
         self.members.setdefault(job, []).append(m)
@@ -391,6 +454,19 @@ class AbsStore:
         """
         if self.kind[n] not in (EMPTY, BLOCKED):
             raise ValueError(f"node {n} is {self.kind[n]}, only an empty node can be blocked")
+        if self._shared:
+            raise ValueError(f"{self.name}: a node of a level with shared nodes is blocked by its held units")
         self._save(n)
         self.kind[n] = BLOCKED if blocked else EMPTY
         self._touch(n)
+
+    def set_held(self, n: int, units: int) -> None:
+        """Node ``n`` now has ``units`` units held by the other level (``Level.shared_nodes``)."""
+        if not self._shared:
+            raise ValueError(f"{self.name}: only a level with shared nodes has held units")
+        if self._held[n] != units:
+            self._held[n] = units
+            self._touch(n)
+
+    def held(self) -> list[int]:
+        return list(self._held)

@@ -60,7 +60,7 @@ from typing import Any, Callable, Iterable, Self
 from mypy_extensions import mypyc_attr
 
 from heuristics.gpu.abs_space import POOL, SLOTTED, SlotView, is_fuf, slot_width
-from heuristics.gpu.abs_store import AbsStore, _MinIndex, _Slot, _Unit
+from heuristics.gpu.abs_store import FLAT, AbsStore, Level, _MinIndex, _Slot, _Unit
 from heuristics.gpu.cluster import G_DEFAULT, Job, check_job_shape
 from heuristics.gpu.policy import EventResult, Migration
 from heuristics.gpu.ties import Chooser, pick
@@ -129,11 +129,13 @@ class Compass(AbsStore):
     """COMPASS-ABS on ``n_nodes`` nodes of ``capacity`` GPUs; implements ``heuristics.gpu.policy.Policy``.
 
     The operators of Algorithm 1 over the ABS data and indexes of ``AbsStore`` (its apply and
-    undo included); ``variant`` names the reading (module docstring)."""
+    undo included); ``variant`` names the reading (module docstring), ``level`` how the nodes are
+    seen (``abs_store.Level``: the flat ABS, or the hierarchy's panel level)."""
 
-    def __init__(self, n_nodes: int, capacity: int = G_DEFAULT, variant: str | Variant = "literal") -> None:
+    def __init__(self, n_nodes: int, capacity: int = G_DEFAULT, variant: str | Variant = "literal",
+                 level: Level = FLAT) -> None:
         self.variant = VARIANTS[variant] if isinstance(variant, str) else variant
-        super().__init__(n_nodes, capacity, f"compass-{self.variant.name}")
+        super().__init__(n_nodes, capacity, f"compass-{self.variant.name}", level)
 
     def _blank(self) -> None:
         super()._blank()
@@ -182,8 +184,7 @@ class Compass(AbsStore):
 
     def _seats_minus_fillers(self) -> int:
         """Pool and empty-node seats minus fillers: ≥ 0 means every filler could go back."""
-        pool_units = sum(c * self._by_fill.size(c) for c in range(1, self.capacity + 1))
-        fillers = self._counts[1] - pool_units
+        fillers = self._counts[1] - sum([len(p) for p in self.pool])
         return self._unit_room() - self._vac_total - fillers
 
     def _keeps_reserve(self, job: Job) -> bool:
@@ -273,6 +274,8 @@ class Compass(AbsStore):
             return self._unit_room()
         w = self.variant.width(job.g)
         rooms = sum((d // w) * self._by_room.size(d) for d in range(w, self.capacity))
+        if self._shared:  # and the free units of pool and held-only nodes (``Level``)
+            rooms += sum((d // w) * self._held_room.size(d) for d in range(w, self.capacity))
         return rooms + self._empty.size(0) * (self.capacity // w)
 
     def compact(self) -> tuple[Migration, ...]:
@@ -309,7 +312,19 @@ class Compass(AbsStore):
         return self._draw_fillers(s, w - g, "filler-draw")
 
     def _slot_host(self, w: int) -> int | None:
-        """Line 4–5: the slotted node with D(n) ≥ w chosen by ``Variant.slot_host``."""
+        """Line 4–5: the slotted node with D(n) ≥ w chosen by ``Variant.slot_host``; with shared
+        nodes (``Level``), else the pool or held-only node with the fewest free units ≥ w (equal
+        ones: a choice, reading H7 of ``hier_compass``)."""
+        n = self._slotted_host(w)
+        if n is not None or not self._shared:
+            return n
+        for d in range(w, self.capacity):
+            hosts = self._held_room.members(d)
+            if hosts:
+                return pick(self.ties, "panel slot host: argmin free panels (pool / GPU-only domain)", hosts)
+        return None
+
+    def _slotted_host(self, w: int) -> int | None:
         rooms = range(w, self.capacity)
         rule = self.variant.slot_host
         if rule == "best-fit":
@@ -326,8 +341,8 @@ class Compass(AbsStore):
         if rule == "first-fit":
             return min(cands)
         if rule == "worst-fit":
-            most = max(self._unprofiled(n) for n in cands)
-            return pick(self.ties, "slot host: argmax D(n)", sorted(n for n in cands if self._unprofiled(n) == most))
+            most = max(self._free(n) for n in cands)
+            return pick(self.ties, "slot host: argmax D(n)", sorted(n for n in cands if self._free(n) == most))
         raise ValueError(f"unknown slot_host rule {rule!r}")
 
     def _draw_fillers(self, s: _Slot, r: int, kind: str) -> list[Migration]:
@@ -359,11 +374,13 @@ class Compass(AbsStore):
             fills = range(self.capacity, 0, -1)
         elif rule != "least-occupied":
             raise ValueError(f"unknown filler_source rule {rule!r}")
-        return self._lowest_fill(fills, "filler draw: which least-occupied pool node")
+        return self._lowest_fill(fills, self.level.filler_draw, self._shared)
 
-    def _lowest_fill(self, fills: Iterable[int], point: str) -> int | None:
-        """A pool node of the first occupancy in ``fills`` that has one (ties: a choice)."""
-        if self.ties is None:
+    def _lowest_fill(self, fills: Iterable[int], point: str, pools_only: bool = False) -> int | None:
+        """A node of the first occupancy in ``fills`` that has one (ties: a choice); with
+        ``pools_only`` a node holding pool units (with shared nodes the fill index also holds
+        slotted and held-only nodes, ``Level``)."""
+        if self.ties is None and not pools_only:
             buckets = self._by_fill._buckets
             for c in fills:
                 b = buckets[c]
@@ -371,8 +388,9 @@ class Compass(AbsStore):
                     return b[0]
             return None
         for c in fills:
-            if self._by_fill.size(c):
-                return pick(self.ties, point, self._by_fill.members(c))
+            nodes = [n for n in self._by_fill.members(c) if self.pool[n]] if pools_only else self._by_fill.members(c)
+            if nodes:
+                return pick(self.ties, point, nodes)
         return None
 
     def _pick_unit(self, units: list[_Unit], point: str) -> _Unit:
@@ -453,13 +471,16 @@ class Compass(AbsStore):
                 self._claim(d)
         self._unclaim(dests[:-1])
         moves = []
+        src = s.node
+        self._save(src)
         for f, d in zip(list(s.fillers), dests):
-            self._detach(f)
+            # the slot's node is re-indexed once, below: the destinations are chosen already,
+            # so nothing reads its keys meanwhile
+            s.fillers.remove(f)
             self._install_unit(f, d)
-            moves.append(Migration(f.job, 1, s.node, f.node, "filler-return"))
-        self._save(s.node)
-        self.slots[s.node].remove(s)
-        self._touch(s.node)
+            moves.append(Migration(f.job, 1, src, f.node, "filler-return"))
+        self.slots[src].remove(s)
+        self._touch(src)
         return moves
 
     def _dissolve_then_reseat(self, s: _Slot) -> list[Migration]:
@@ -504,25 +525,29 @@ class Compass(AbsStore):
         """False when no class can have two hosts, so Compact would move nothing. A host holds a
         class item (≥ 1 GPU used) and has room ≥ 1 (not all G used): it is a partial node, and
         with fewer than two partial nodes there is no host pair. Compact runs after every event,
-        and most events leave fewer than two partial nodes."""
-        return self._partial >= 2
+        and most events leave fewer than two partial nodes. With shared nodes (``Level``) held
+        and residual pool units are not in the used count the partial flag is derived from, so
+        a host need not be a partial node: Compact always runs."""
+        return self._shared or self._partial >= 2
 
     def _class_items(self, cls: str, n: int) -> list[_Slot | _Unit]:
         if cls == "pool":
-            return list(self.pool[n]) if self.kind[n] == POOL else []
+            return list(self.pool[n])
         return [s for s in self.slots[n] if s.width == SLOT_CLASSES[cls]]
 
     def _room(self, cls: str, n: int) -> int:
+        """room_C(n) (reading 2): G − |P(n)| for the pool class (F(n): the same on a flat pool
+        node, and what a pool unit may take with shared nodes), ⌊D(n)/w⌋ for a slot class."""
         if cls == "pool":
-            return self.capacity - len(self.pool[n])
-        return self._unprofiled(n) // SLOT_CLASSES[cls]
+            return self._free(n)
+        return self._free(n) // SLOT_CLASSES[cls]
 
     def _hosts(self, cls: str) -> list[int]:
         """Line 3's N (reading 1): nodes holding a class-C item with room ≥ 1, in index order."""
         index, keys = self._host_keys(cls)
         cands = [n for k in keys for n in index.members(k)]
-        if cls == "pool":  # a node indexed by fill c ≥ 1 is a pool node with c instances
-            return sorted(cands)
+        if cls == "pool":  # flat: a node indexed by fill c ≥ 1 is a pool node with c instances
+            return sorted(n for n in cands if self.pool[n]) if self._shared else sorted(cands)
         return sorted(n for n in cands if self._class_items(cls, n))
 
     def _host_keys(self, cls: str) -> tuple[_MinIndex, range]:
@@ -610,26 +635,23 @@ class Compass(AbsStore):
             partial = [n for d in range(2, self.capacity) for n in self._by_room.members(d)]
             if len(partial) < 2:
                 return moves
-            a = min(partial, key=lambda n: (-self._unprofiled(n), n))
-            b = min((n for n in partial if n != a), key=lambda n: (self._unprofiled(n), n))
+            a = min(partial, key=lambda n: (-self._free(n), n))
+            b = min((n for n in partial if n != a), key=lambda n: (self._free(n), n))
             before = len(moves)
             moves += self._pour(a, b)
-            if self._unprofiled(b) > 0 and self.slots[a]:
+            if self._free(b) > 0 and self.slots[a]:
                 moves += self._pour(b, a)
             if len(moves) == before:
-                if self._widths_tile_room():
+                # flat, slot widths tile a node's unprofiled room, so a round always moves a slot
+                # (above); with shared nodes held and pool units take free units too
+                if not self._shared:
                     raise AssertionError(f"slot repack stalled on nodes {a} and {b}")
                 return moves
-
-    def _widths_tile_room(self) -> bool:
-        """Slot widths tile a node's unprofiled room, so a repack round always moves a slot (the
-        docstring above); not so at the hierarchy's panel level."""
-        return True
 
     def _pour(self, src: int, dst: int) -> list[Migration]:
         moves: list[Migration] = []
         for x in sorted(self.slots[src], key=lambda s: -s.width):
-            if x.width < self.capacity and x.width <= self._unprofiled(dst):
+            if x.width < self.capacity and x.width <= self._free(dst):
                 moves += self._migrate(f"w{x.width}", x, src, dst)
         return moves
 

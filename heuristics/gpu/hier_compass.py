@@ -5,7 +5,7 @@ the operators:
 
 * the **GPU level** — ``Compass(nodes = panels, capacity = 8, variant)``: Place / Remove / Compact
   of §4.3 with the panel as the node (sub-panel instances, g ≤ 7);
-* the **panel level** — ``PanelLevel(nodes = domains, capacity = K, variant with width = w_p★)``:
+* the **panel level** — ``panel_level(nodes = domains, capacity = K, variant with width = w_p★)``:
   the same operators with the panel as the atomic unit and the domain as the node (D.3: "Σpanel
   mirrors the ABS construction of Section 4.2 verbatim under two substitutions"), plus what H1
   and H4 below need (panels held by the GPU level, a pool region beside slots). Its 1-unit instances are
@@ -28,7 +28,7 @@ H1. *Which panels each level may use.* D.3: "the full cluster-wide state space i
     time; a domain may hold both.** The panel level's items occupy whole panels (an anchor's p
     panels, a filler's or pool unit's one, a slot's vacancy panels kept for its fillers); every
     other panel is a GPU-level node (a "non-saturated panel", possibly empty). The panel level
-    sees a domain's panels with GPU-level work as taken (``PanelLevel.held``), the GPU level sees
+    sees a domain's panels with GPU-level work as taken (``Compass.held``, a level with shared nodes: ``abs_store.Level``), the GPU level sees
     the panels the panel level holds as out of service (kind ``blocked``). D.4's "disjoint
     populations of items" holds by construction. (Before issue 13 the reading was "a domain
     belongs to one level only", which the text does not say.)
@@ -58,9 +58,9 @@ H6. *Migrations.* GPU-level migrations name panels. A panel-level migration move
     out slot by slot).
 H7. *Tie points* (``heuristics.gpu.ties``, ``verify --ties all``). Both levels inherit every
     tie point of ``Compass`` (docs/verify.md). The hierarchy adds three: at the panel level the
-    least-occupied domain a panel-filler is drawn from among equal ones (``PanelLevel
+    least-occupied domain a panel-filler is drawn from among equal ones (``Compass
     ._filler_source``) and the best-fit pool / GPU-only domain a panel-slot opens in among equal
-    free room (``PanelLevel._slot_host``); at the GPU level "pick any empty node" is a real choice
+    free room (``Compass._slot_host``); at the GPU level "pick any empty node" is a real choice
     (a panel of one domain or of another: the domains then differ), one option per domain with
     an empty panel, every fully empty domain being one option (they are interchangeable, as empty
     nodes are in the flat scheduler). Option 0 is always the rule of H5. Not choices: which
@@ -79,7 +79,7 @@ from mypy_extensions import mypyc_attr
 
 from heuristics.gpu.abs_space import EMPTY, POOL, SLOTTED, AbsView, NodeView, slot_width
 from heuristics.gpu.cluster import Job, Placement
-from heuristics.gpu.abs_store import BLOCKED, _MinIndex, object_state, restore_state
+from heuristics.gpu.abs_store import BLOCKED, PANEL_NODES, _MinIndex, object_state, restore_state
 from heuristics.gpu.compass import VARIANTS, Compass, OperatorFailure, Variant
 from heuristics.gpu.hier_abs import MAX_TABLE_P, HierView, gpu_panels, layout, reserved_panels
 from heuristics.gpu.hier_cluster import (
@@ -116,124 +116,24 @@ def panel_variant(base: Variant, k: int) -> Variant:
     return replace(base, name=f"{base.name}-panel", width=partial(panel_slot_width, k))
 
 
-# In the compiled build a native class without this runs ``__init__`` from ``cls.__new__(cls)``,
-# which the rebuilds (``Compass.with_state``, ``HierCompass.with_state``) call to skip it; it also
-# leaves the classes open to subclasses written in Python, as ``Compass`` is.
-@mypyc_attr(allow_interpreted_subclasses=True)
-class PanelLevel(Compass):
-    """The panel level of Appendix D: COMPASS on domains of K panels (capacity K), with the two
+def panel_level(n_domains: int, k: int, base: Variant) -> Compass:
+    """The panel level of Appendix D: COMPASS on domains of ``k`` panels (capacity k) with the
+    panel-slot widths of ``panel_variant`` and shared nodes (``abs_store.PANEL_NODES``), the two
     things the text adds to the verbatim mirror of ABS (readings H1 and H4):
 
-    * ``held[d]`` — panels of domain d that hold GPU-level work (Σhier: "the internal state of
-      each non-saturated panel still drawn from the GPU-level Σ"). They are outside the panel
-      level's reach: a domain's free panels are K − Σ w(s) − |P(d)| − held[d], and they are the
-      domain's unprofiled room D(d). A domain with GPU work and no panel-level item has kind
-      ``BLOCKED`` here: not empty, yet Place may open a panel-slot or a pool in its free panels.
+    * a domain's panels with GPU-level work are *held* (``Compass.set_held``; Σhier: "the
+      internal state of each non-saturated panel still drawn from the GPU-level Σ"): they are
+      outside the panel level's reach, a domain's free panels are K − Σ w(s) − |P(d)| − held(d)
+      and they are its unprofiled room D(d); a domain with GPU work and no panel-level item has
+      kind ``BLOCKED``, not empty, yet Place may open a panel-slot or a pool in its free panels;
     * a panel-pool region beside panel-slots (D.5: at K = 9 "one width-8 panel-slot together
       with one residual panel acting as a panel-pool"): a 1-panel unit may sit in any domain's
       free panels, and a panel-slot may open in the free panels of a panel-pool domain.
 
     Place's "slotted node with D(n) ≥ w, best fit, else an empty node" thus becomes: a slotted
     domain (best fit), else a pool or GPU-only domain with that many free panels (best fit),
-    else an empty domain.
-
-    Both live in Compass's own indexes: ``_by_room`` holds D(d) of the slotted domains and
-    ``_by_fill`` the occupied panels K − free of every non-empty domain, so Place's "partial
-    pool node, fullest first" offers a slotted domain's residual panel; ``_held_room`` holds the
-    free panels of the GPU-only domains. The overrides below make the operators read those keys
-    (and draw or compact only real pool units). The flat scheduler is untouched.
-    """
-
-    def _blank(self) -> None:
-        super()._blank()
-        self._held = [0] * self.n_nodes
-        self._held_room = _MinIndex(self.n_nodes, self.capacity + 1)
-
-    def set_held(self, n: int, panels: int) -> None:
-        """Domain ``n`` now has ``panels`` panels with GPU-level work."""
-        if self._held[n] != panels:
-            self._held[n] = panels
-            self._touch(n)
-
-    def held(self) -> list[int]:
-        return list(self._held)
-
-    def _indexes(self) -> tuple[_MinIndex, ...]:
-        return (*super()._indexes(), self._held_room)
-
-    def _free(self, n: int) -> int:
-        return self.capacity - self._held[n] - len(self.pool[n]) - sum(s.width for s in self.slots[n])
-
-    def _unprofiled(self, n: int) -> int:
-        return self._free(n)
-
-    def _touch(self, n: int) -> None:
-        slots, pool = self.slots[n], self.pool[n]
-        self.kind[n] = SLOTTED if slots else POOL if pool else BLOCKED if self._held[n] else EMPTY
-        super()._touch(n)
-        kind, free = self.kind[n], self._free(n)
-        self._by_room.set(n, free if kind == SLOTTED else None)
-        self._by_fill.set(n, None if kind == EMPTY else self.capacity - free)
-        self._held_room.set(n, free if kind in (BLOCKED, POOL) else None)
-
-    def _filler_source(self) -> int | None:
-        """Least-occupied domain holding a pool unit (a residual-panel unit included; equal ones:
-        a choice, reading H7)."""
-        for c in range(1, self.capacity + 1):
-            sources = [n for n in self._by_fill.members(c) if self.pool[n]]
-            if sources:
-                return pick(self.ties, "panel filler draw: which least-occupied domain", sources)
-        return None
-
-    def _may_compact(self) -> bool:
-        # a domain's held panels and residual panel-pool are not in the used count Compass's
-        # partial flag is derived from, so a host need not be a partial node here
-        return True
-
-    def _class_items(self, cls: str, n: int) -> list[Any]:
-        return list(self.pool[n]) if cls == "pool" else super()._class_items(cls, n)
-
-    def _room(self, cls: str, n: int) -> int:
-        return self._free(n) if cls == "pool" else super()._room(cls, n)
-
-    def _hosts(self, cls: str) -> list[int]:
-        return [n for n in super()._hosts(cls) if cls != "pool" or self.pool[n]]
-
-    def _seats_minus_fillers(self) -> int:
-        fillers = self._counts[1] - sum(len(p) for p in self.pool)
-        return self._unit_room() - self._vac_total - fillers
-
-    def _slot_host(self, w: int) -> int | None:
-        """A slotted domain (best fit), else a pool or GPU-only domain with ≥ w free panels (best
-        fit; equal ones: a choice, reading H7)."""
-        n = super()._slot_host(w)
-        if n is not None:
-            return n
-        for d in range(w, self.capacity):
-            hosts = self._held_room.members(d)
-            if hosts:
-                return pick(self.ties, "panel slot host: argmin free panels (pool / GPU-only domain)", hosts)
-        return None
-
-    def _admissible(self, job: Job) -> int:
-        room = super()._admissible(job)
-        if job.g == 1:
-            return room
-        w = self.variant.width(job.g)
-        return room + sum((d // w) * self._held_room.size(d) for d in range(w, self.capacity))
-
-    def _widths_tile_room(self) -> bool:
-        """The repaired slot pass (``Compass._slot_repack``) runs on free panels that GPU work and
-        pool units also take: widths no longer tile the room, so a round that moves nothing ends
-        the pass instead of being an error."""
-        return False
-
-    def clone(self) -> Self:
-        """A copy: ``with_state`` of the view, which holds no GPU-level work, then the held panels."""
-        c = self.with_state(self.abs_view())
-        for n, h in enumerate(self._held):
-            c.set_held(n, h)
-        return c
+    else an empty domain (``abs_store.Level`` lists every difference)."""
+    return Compass(n_domains, k, panel_variant(base, k), PANEL_NODES)
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # as _MinIndex: picklable when compiled
@@ -304,7 +204,7 @@ class HierCompass:
             variant = VARIANTS[variant]
         k = panels_per_domain
         self._configure(topology, variant, eight_gpu_level,
-                        {GPU: GpuLevel(k, G_PANEL, variant, k), PANEL: PanelLevel(1, k, panel_variant(variant, k))})
+                        {GPU: GpuLevel(k, G_PANEL, variant, k), PANEL: panel_level(1, k, variant)})
         self._install(HierView(k, AbsView(k, (NodeView(EMPTY),) * n_domains),
                                AbsView(G_PANEL, (NodeView(EMPTY),) * topology.n_panels)))
 
@@ -319,7 +219,7 @@ class HierCompass:
     # panel level occupies is taken out of service by giving it the kind BLOCKED, which no Compass
     # index holds, so no operator sees it; which panels those are is ``reserved_panels`` (the
     # highest-index panels of the domain without GPU work). At the panel level a domain's panels
-    # with GPU work are ``PanelLevel.held``. Only domains an event touched are re-synchronised, so
+    # with GPU work are ``Compass.held``. Only domains an event touched are re-synchronised, so
     # an event costs O(touched · K). Views show blocked nodes as EMPTY.
     def _install(self, view: HierView) -> None:
         """Make ``view`` the state (both levels rebuilt from it)."""
@@ -327,7 +227,6 @@ class HierCompass:
         blocked = {p for d in range(t.n_domains) for p in reserved_panels(view, d)}
         gpu = [NodeView(BLOCKED) if p in blocked else nd for p, nd in enumerate(view.gpu.nodes)]
         panel = self._proto[PANEL].with_state(view.panel)
-        assert isinstance(panel, PanelLevel)
         for d in range(t.n_domains):
             panel.set_held(d, gpu_panels(view, d))
         self._level = {GPU: self._proto[GPU].with_state(AbsView(G_PANEL, tuple(gpu))), PANEL: panel}
@@ -341,10 +240,8 @@ class HierCompass:
         view = self._level[level].abs_view()
         return view._replace(nodes=tuple(NodeView(EMPTY) if nd.kind == BLOCKED else nd for nd in view.nodes))
 
-    def _panel(self) -> PanelLevel:
-        panel = self._level[PANEL]
-        assert isinstance(panel, PanelLevel)
-        return panel
+    def _panel(self) -> Compass:
+        return self._level[PANEL]
 
     def _sync(self, level: str, nodes: set[int]) -> None:
         """After ``level`` changed ``nodes`` (its own indices): the panel level's held panels of
