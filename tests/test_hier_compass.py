@@ -288,13 +288,18 @@ def test_held_units_belong_to_a_level_with_shared_nodes_only() -> None:
 
 
 def test_a_held_only_domains_free_panels_take_a_panel_slot_after_the_slotted_domains() -> None:
-    """H4: a panel-slot opens in a GPU-only domain's free panels (best fit) before an empty
-    domain; a flat node is never such a host."""
-    panel = panel_level(3, 8, VARIANTS["literal"])
+    """H4: a panel-slot opens in a slotted domain (best fit), else in a GPU-only domain's free
+    panels (best fit), else in an empty domain."""
+    panel = panel_level(4, 8, VARIANTS["literal"])
     panel.set_held(1, 5)  # 3 free panels: too few for a width-4 slot
     panel.set_held(2, 4)  # 4 free panels
-    assert panel.arrive(Job(0, 4, 1)).ok
-    assert [len(panel.slots[d]) for d in range(3)] == [0, 0, 1]
+    assert panel.arrive(Job(0, 4, 1)).ok  # no slotted domain: the GPU-only domain 2, not an empty one
+    assert [len(panel.slots[d]) for d in range(4)] == [0, 0, 1, 0]
+    assert panel.arrive(Job(1, 4, 1)).ok  # domain 2 is full: an empty domain
+    assert [len(panel.slots[d]) for d in range(4)] == [1, 0, 1, 0]
+    panel.set_held(3, 4)
+    assert panel.arrive(Job(2, 4, 1)).ok  # slotted domain 0 (4 free) before GPU-only domain 3
+    assert [len(panel.slots[d]) for d in range(4)] == [2, 0, 1, 0]
 
 
 def test_the_panel_levels_filler_draw_follows_the_variants_rule() -> None:

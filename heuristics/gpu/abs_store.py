@@ -16,7 +16,7 @@ units may be held by the other level (H1) and its free units are a pool region b
 from __future__ import annotations
 
 from bisect import bisect_left, insort
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Self
 
 from mypy_extensions import mypyc_attr
@@ -53,8 +53,14 @@ class Level:
     filler_draw: str
 
     def __reduce__(self) -> tuple[type, tuple[Any, ...]]:
-        # as ``compass.Variant``: a compiled frozen dataclass is rebuilt from its fields
-        return (Level, (self.name, self.shared_nodes, self.filler_draw))
+        return by_fields(self)
+
+
+def by_fields(obj: Any) -> tuple[type, tuple[Any, ...]]:
+    """``__reduce__`` of a frozen dataclass: the compiled build's cannot be rebuilt attribute by
+    attribute (``__setstate__`` would assign to a frozen field), so pickle and deepcopy of a
+    scheduler holding one (a ``Level``, a ``compass.Variant``) rebuild it from its fields."""
+    return (type(obj), tuple(getattr(obj, f.name) for f in fields(obj)))
 
 
 FLAT = Level("flat", False, "filler draw: which least-occupied pool node")
@@ -168,7 +174,7 @@ class AbsStore:
         if n_nodes < 1:
             raise ValueError(f"n_nodes={n_nodes} must be >= 1")
         self.n_nodes, self.capacity, self.name = n_nodes, capacity, name
-        self.level, self._shared = level, level.shared_nodes
+        self.level, self._shared = level, level.shared_nodes  # the flag read by every _touch
         self._reset()
 
     # ----------------------------------------------------------------- state and indexes
@@ -266,7 +272,7 @@ class AbsStore:
             self._by_fill.set(n, f_)
         if self._vacant._cur[n] != v:
             self._vacant.set(n, v)
-        if self._held_room._cur[n] != h:
+        if self._shared and self._held_room._cur[n] != h:
             self._held_room.set(n, h)
 
     # ----------------------------------------------------------------- Policy interface

@@ -54,13 +54,13 @@ instances causes at most 9·w + 13 migrations (migr).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Self
 
 from mypy_extensions import mypyc_attr
 
 from heuristics.gpu.abs_space import POOL, SLOTTED, SlotView, is_fuf, slot_width
-from heuristics.gpu.abs_store import FLAT, AbsStore, Level, _MinIndex, _Slot, _Unit
+from heuristics.gpu.abs_store import FLAT, AbsStore, Level, _MinIndex, _Slot, _Unit, by_fields
 from heuristics.gpu.cluster import G_DEFAULT, Job, check_job_shape
 from heuristics.gpu.policy import EventResult, Migration
 from heuristics.gpu.ties import Chooser, pick
@@ -87,10 +87,7 @@ class Variant:
     doc: str = ""
 
     def __reduce__(self) -> tuple[type, tuple[Any, ...]]:
-        # By its fields: the compiled build's frozen dataclass cannot be rebuilt attribute by
-        # attribute (``__setstate__`` would assign to a frozen field), so pickle and deepcopy
-        # of a scheduler holding a variant need this.
-        return (Variant, tuple(getattr(self, f.name) for f in fields(self)))
+        return by_fields(self)
 
 
 VARIANTS: dict[str, Variant] = {
@@ -184,7 +181,10 @@ class Compass(AbsStore):
 
     def _seats_minus_fillers(self) -> int:
         """Pool and empty-node seats minus fillers: ≥ 0 means every filler could go back."""
-        fillers = self._counts[1] - sum([len(p) for p in self.pool])
+        # flat, the fill key of a pool node is |P(n)|: O(G) from the index; not so with shared nodes
+        pool_units = (sum([len(p) for p in self.pool]) if self._shared
+                      else sum(c * self._by_fill.size(c) for c in range(1, self.capacity + 1)))
+        fillers = self._counts[1] - pool_units
         return self._unit_room() - self._vac_total - fillers
 
     def _keeps_reserve(self, job: Job) -> bool:
@@ -546,8 +546,8 @@ class Compass(AbsStore):
         """Line 3's N (reading 1): nodes holding a class-C item with room ≥ 1, in index order."""
         index, keys = self._host_keys(cls)
         cands = [n for k in keys for n in index.members(k)]
-        if cls == "pool":  # flat: a node indexed by fill c ≥ 1 is a pool node with c instances
-            return sorted(n for n in cands if self.pool[n]) if self._shared else sorted(cands)
+        if cls == "pool":  # with shared nodes the fill index also holds slotted and held-only nodes
+            return sorted(n for n in cands if self.pool[n])
         return sorted(n for n in cands if self._class_items(cls, n))
 
     def _host_keys(self, cls: str) -> tuple[_MinIndex, range]:

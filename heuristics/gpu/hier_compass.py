@@ -28,7 +28,8 @@ H1. *Which panels each level may use.* D.3: "the full cluster-wide state space i
     time; a domain may hold both.** The panel level's items occupy whole panels (an anchor's p
     panels, a filler's or pool unit's one, a slot's vacancy panels kept for its fillers); every
     other panel is a GPU-level node (a "non-saturated panel", possibly empty). The panel level
-    sees a domain's panels with GPU-level work as taken (``Compass.held``, a level with shared nodes: ``abs_store.Level``), the GPU level sees
+    sees a domain's panels with GPU-level work as taken (``Compass.held`` of a level with shared
+    nodes, ``abs_store.Level``), the GPU level sees
     the panels the panel level holds as out of service (kind ``blocked``). D.4's "disjoint
     populations of items" holds by construction. (Before issue 13 the reading was "a domain
     belongs to one level only", which the text does not say.)
