@@ -46,11 +46,17 @@ class Level:
     Compact always runs (a host need not be a partial node); and the repaired slot pass stops
     when a round moves nothing (widths no longer tile F(n)). ``filler_draw`` names the tie point
     of the filler draw's source (``heuristics.gpu.ties``).
+
+    ``panels_per_domain`` = k > 0 is the GPU level of Appendix D (reading H7): its nodes are the
+    panels of domains of k panels (domain d: panels dk … dk + k − 1), and empty panels of
+    different domains are not interchangeable, so under a chooser "pick any empty node" is a
+    choice among domains (``Compass.empty_options``); 0: every empty node is interchangeable.
     """
 
     name: str
     shared_nodes: bool
     filler_draw: str
+    panels_per_domain: int = 0
 
     def __reduce__(self) -> tuple[type, tuple[Any, ...]]:
         return by_fields(self)

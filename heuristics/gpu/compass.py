@@ -59,7 +59,7 @@ from typing import Any, Callable, Iterable, Self
 
 from mypy_extensions import mypyc_attr
 
-from heuristics.gpu.abs_space import POOL, SLOTTED, SlotView, is_fuf, slot_width
+from heuristics.gpu.abs_space import EMPTY, POOL, SLOTTED, SlotView, is_fuf, slot_width
 from heuristics.gpu.abs_store import FLAT, AbsStore, Level, _MinIndex, _Slot, _Unit, by_fields
 from heuristics.gpu.cluster import G_DEFAULT, Job, check_job_shape
 from heuristics.gpu.policy import EventResult, Migration
@@ -298,7 +298,7 @@ class Compass(AbsStore):
         w = self.variant.width(g)
         n = self._slot_host(w)
         if n is None:
-            n = self._empty.lowest(0)
+            n = self._empty_node()
             if n is None:
                 raise OperatorFailure(f"no slotted node with {w} unprofiled GPUs and no empty node")
             self._save(n)
@@ -416,10 +416,36 @@ class Compass(AbsStore):
         n = self._lowest_fill(fills, "1-GPU seat: which pool node")
         if n is not None:
             return n
-        n = self._empty.lowest(0)  # empty nodes are interchangeable: never a choice that matters
+        n = self._empty_node()
         if n is None:
             raise OperatorFailure("a 1-GPU instance has no slot vacancy, pool seat or empty node")
         return n
+
+    def _empty_node(self) -> int | None:
+        """"Pick any empty node": the lowest (empty nodes are interchangeable, H5); at the GPU
+        level of Appendix D under a chooser, a choice among domains (``Level.panels_per_domain``,
+        reading H7)."""
+        if self.level.panels_per_domain and self.ties is not None:
+            options = self.empty_options()
+            return pick(self.ties, "GPU level: which domain's empty panel", options) if options else None
+        return self._empty.lowest(0)
+
+    def empty_options(self) -> list[int]:
+        """The lowest empty node of each domain that has one, in domain order (option 0: the
+        lowest empty node, H5); of the fully empty domains only the first (they are
+        interchangeable). Without domains (``panels_per_domain`` 0) every node is one."""
+        k = max(self.level.panels_per_domain, 1)
+        firsts: dict[int, int] = {}
+        for p in self._empty.members(0):
+            firsts.setdefault(p // k, p)
+        out, empty_domain = [], False
+        for d, p in firsts.items():
+            if all(self.kind[q] == EMPTY for q in range(d * k, d * k + k)):
+                if empty_domain:
+                    continue
+                empty_domain = True
+            out.append(p)
+        return out
 
     def _install_unit(self, u: _Unit, dest: _Slot | int) -> None:
         if isinstance(dest, _Slot):

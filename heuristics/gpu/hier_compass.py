@@ -74,13 +74,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 from functools import partial
-from typing import Any, Callable, Iterable, Self
+from typing import Any, Callable, Iterable
 
 from mypy_extensions import mypyc_attr
 
 from heuristics.gpu.abs_space import EMPTY, POOL, SLOTTED, AbsView, NodeView, slot_width
 from heuristics.gpu.cluster import Job, Placement
-from heuristics.gpu.abs_store import BLOCKED, PANEL_NODES, _MinIndex, object_state, restore_state
+from heuristics.gpu.abs_store import BLOCKED, FLAT, PANEL_NODES, object_state, restore_state
 from heuristics.gpu.compass import VARIANTS, Compass, OperatorFailure, Variant
 from heuristics.gpu.hier_abs import MAX_TABLE_P, HierView, gpu_panels, layout, reserved_panels
 from heuristics.gpu.hier_cluster import (
@@ -137,55 +137,12 @@ def panel_level(n_domains: int, k: int, base: Variant) -> Compass:
     return Compass(n_domains, k, panel_variant(base, k), PANEL_NODES)
 
 
-@mypyc_attr(allow_interpreted_subclasses=True)  # as _MinIndex: picklable when compiled
-class _EmptyPanels(_MinIndex):
-    """The GPU level's empty panels: with a chooser, "pick any empty node" asks it (reading H7)."""
-
-    def __init__(self, level: "GpuLevel") -> None:
-        super().__init__(level.n_nodes, level.capacity + 1)
-        self._level = level
-
-    def lowest(self, k: int) -> int | None:
-        if k != 0 or self._level.ties is None:
-            return super().lowest(k)
-        options = self._level.empty_options()
-        return pick(self._level.ties, "GPU level: which domain's empty panel", options) if options else None
-
-
-@mypyc_attr(allow_interpreted_subclasses=True)
-class GpuLevel(Compass):
-    """The GPU level of Appendix D: COMPASS with the panels of ``panels_per_domain``-panel domains
-    as its nodes. It differs from the flat scheduler in one respect only: empty panels of
+def gpu_level(n_panels: int, variant: Variant, k: int) -> Compass:
+    """The GPU level of Appendix D: COMPASS with the panels of ``k``-panel domains as its nodes
+    (capacity 8). It differs from the flat scheduler in one respect only: empty panels of
     different domains are not interchangeable, so under a chooser "pick any empty node" is a
-    choice among domains (reading H7). ``Compass`` asks ``_empty.lowest(0)`` for that node."""
-
-    def __init__(self, n_nodes: int, capacity: int, variant: Variant, panels_per_domain: int) -> None:
-        self.panels_per_domain = panels_per_domain
-        super().__init__(n_nodes, capacity, variant)
-
-    def _blank(self) -> None:
-        super()._blank()
-        self._empty = _EmptyPanels(self)
-
-    def empty_options(self) -> list[int]:
-        """The lowest empty panel of each domain that has one, in domain order (option 0: the
-        lowest empty panel, H5); of the fully empty domains only the first."""
-        k = self.panels_per_domain
-        firsts: dict[int, int] = {}
-        for p in self._empty.members(0):
-            firsts.setdefault(p // k, p)
-        out, empty_domain = [], False
-        for d, p in firsts.items():
-            if all(self.kind[q] == EMPTY for q in range(d * k, d * k + k)):
-                if empty_domain:
-                    continue
-                empty_domain = True
-            out.append(p)
-        return out
-
-    def _settings_of(self, other: Self, n_nodes: int, capacity: int) -> None:
-        super()._settings_of(other, n_nodes, capacity)
-        self.panels_per_domain = other.panels_per_domain
+    choice among domains (reading H7, ``Level.panels_per_domain``)."""
+    return Compass(n_panels, G_PANEL, variant, replace(FLAT, name="gpu", panels_per_domain=k))
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)
@@ -205,7 +162,7 @@ class HierCompass:
             variant = VARIANTS[variant]
         k = panels_per_domain
         self._configure(topology, variant, eight_gpu_level,
-                        {GPU: GpuLevel(k, G_PANEL, variant, k), PANEL: panel_level(1, k, variant)})
+                        {GPU: gpu_level(k, variant, k), PANEL: panel_level(1, k, variant)})
         self._install(HierView(k, AbsView(k, (NodeView(EMPTY),) * n_domains),
                                AbsView(G_PANEL, (NodeView(EMPTY),) * topology.n_panels)))
 
