@@ -44,19 +44,3 @@ def test_an_exploration_leaves_nothing_frozen() -> None:
 
     check_policy("first-fit", claims=["policy.valid"], min_nodes=2, max_nodes=2, depth=3, max_w=2)
     assert gc.get_freeze_count() == 0
-
-
-def test_young_collections_are_rarer_inside_long_lived_and_restored_after() -> None:
-    """The block spaces young collections ``heap.YOUNG`` allocations apart and puts the caller's
-    thresholds back, also when it is left by an exception; a nested block changes nothing."""
-    before = gc.get_threshold()
-    try:
-        with heap.long_lived():
-            assert gc.get_threshold() == (heap.YOUNG, *before[1:])
-            gc.set_threshold(123, *before[1:])
-            with heap.long_lived():
-                assert gc.get_threshold()[0] == 123
-            raise KeyError("leave the block")
-    except KeyError:
-        pass
-    assert gc.get_threshold() == before

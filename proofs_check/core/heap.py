@@ -11,12 +11,6 @@ garbage made of frozen objects is collected then. Only memory changes: a cycle o
 that dies during the exploration lives until its end. Shard processes forked inside it (the
 ``--workers`` pool) inherit it and freeze their own heaps, which also keeps the pages they share
 with the coordinator copy-on-write untouched. Elsewhere (a Dask worker) nothing is frozen.
-
-Young collections run every :data:`YOUNG` allocations inside the block instead of every 700: a
-search step allocates dozens of short-lived objects, most freed by reference counting, and the
-cyclic garbage (a scheduler rebuilt per expanded state: units and slots point at each other) is
-found as well a few thousand steps later. On the pool5 bounds of ``bench_explorer.py`` that is
-1.8 % fewer instructions (pool4 under cachegrind) and 3 MiB more peak memory.
 """
 from __future__ import annotations
 
@@ -25,7 +19,6 @@ from contextlib import contextmanager
 from typing import Iterator
 
 _active = False
-YOUNG = 50_000  # allocations between young collections inside long_lived (CPython's default: 700)
 
 
 @contextmanager
@@ -37,13 +30,10 @@ def long_lived() -> Iterator[None]:
         yield
         return
     _active = True
-    before = gc.get_threshold()
-    gc.set_threshold(YOUNG, *before[1:])
     try:
         yield
     finally:
         _active = False
-        gc.set_threshold(*before)
         gc.unfreeze()
 
 
