@@ -34,6 +34,7 @@ HOT_MODULES: tuple[str, ...] = (
     "proofs_check.gpu.events",
     "proofs_check.gpu.packed",
     "proofs_check.gpu.policy_model",
+    "proofs_check.core.successors",
 )
 ROOT = Path(__file__).resolve().parent.parent  # the directory holding the packages
 

@@ -36,7 +36,6 @@ import copy
 import pickle
 import sys
 import time
-import zlib
 from dataclasses import dataclass
 from typing import Any, Callable, Generic, Hashable, Iterable, Sequence
 
@@ -45,25 +44,17 @@ from proofs_check.core.engine import SERIAL, Engine, WorkerLost
 from proofs_check.core.interrupt import INTERRUPTED
 from proofs_check.core.records import Exploration, Finding, Limits, PropertyOutcome, SizeStats
 from proofs_check.core.recovery import MAX_RECOVERIES, Resumable, Saver, Shards, shard_checkpoint, shard_restore
-from proofs_check.core.model import A, Described, Numbers, On, Outcome, Property, S, StateModel, Step, codec, failure_numbers
+from proofs_check.core.model import A, Described, Numbers, On, Outcome, Property, S, StateModel, Step, codec
+from proofs_check.core.successors import Shipped, owner, successors
 from proofs_check.core.tally import Rank, Tally
 
 OUT_OF_MEMORY = "out of memory"  # a level that could not be held in memory: the exploration stops there
 Progress = Callable[[str], None]
 COUNTS = ("generated", "refused", "failures", "pruned")
-# A level's successor as a shard keeps it until absorbed and as it travels to its owner shard:
-# (key, rank, packed prev, action, outcome, detail, reason, memo). States stay packed: a level can
-# hold millions of new states, and most shipped ones turn out to be seen already.
-_Shipped = tuple
 
 
 def stderr_progress(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
-
-
-def owner(state: Hashable, count: int) -> int:
-    """The shard that owns ``state``: a hash that is the same in every process and on every host."""
-    return zlib.crc32(repr(state).encode()) % count
 
 
 @dataclass
@@ -94,7 +85,7 @@ class Shard(Generic[S, A]):
         self.seen: set[Hashable] = set()
         self.frontier: list[tuple[Rank, Hashable]] = []
         self.expanded: list[_Expanded] = []
-        self.own: dict[Hashable, _Shipped] = {}  # this level's successors owned here
+        self.own: dict[Hashable, Shipped] = {}  # this level's successors owned here
         self.new_parents: list[Rank] = []
         self.peers: list[Any] | None = None  # Dask actor handles: batches go to peers directly
         self.inbox: list[bytes] = []
@@ -121,16 +112,11 @@ class Shard(Generic[S, A]):
         props = self._props(open_names, On.TRANSITION)
         failure_props = [p for p in self.spec.properties if p.failure_breaks and p.name in open_names]
         tally = Tally()
-        out: list[dict[Hashable, _Shipped]] = [{} for _ in range(self.count)]
+        out: list[dict[Hashable, Shipped]] = [{} for _ in range(self.count)]
         self.expanded = []
         timed_out = False
-        # The inner loop runs once per transition: locals instead of attribute look-ups, no
-        # owner hash with one shard, one Step per successor (``_represented`` updates it).
-        step, within, actions = model.step, model.within, model.actions
         pack, unpack = codec(model)
-        count, index, seen = self.count, self.index, self.seen
-        expanded = self.expanded
-        refused_, failed_ = Outcome.REFUSED, Outcome.FAILED
+        shard, seen, expanded = (self.index, self.count), self.seen, self.expanded
         for path, key in self.frontier:
             state = unpack(key)
             if wall_deadline is not None and time.time() > wall_deadline:
@@ -138,37 +124,12 @@ class Shard(Generic[S, A]):
                 break
             ex = _Expanded(path)
             expanded.append(ex)
-            acts = actions(state)
+            acts = model.actions(state)
             if not isinstance(acts, (list, tuple)):
                 acts = list(acts)
             ex.generated = len(acts)
-            for i, action in enumerate(acts):
-                st = step(state, action)
-                outcome = st.outcome
-                if outcome is refused_:
-                    ex.refused += 1
-                    continue
-                if outcome is failed_:
-                    ex.failures += 1
-                    for p in failure_props:
-                        tally.found(p.name, path + (i,), failure_numbers(st.reason), st.reason)
-                    continue
-                if not within(st):  # before the representative: the premise is invariant
-                    ex.pruned += 1
-                    continue
-                st = _represented(model, st)
-                rank = path + (i,)
-                if props:
-                    tally.evaluate(props, st, False, rank)
-                succ = pack(st.state)
-                dest = index if count == 1 else owner(succ, count)
-                if dest == index and succ in seen:
-                    continue
-                box = out[dest]
-                prev = box.get(succ)
-                if prev is None or rank < prev[1]:
-                    # the step's prev is ``state`` (Step: prev --action--> state), packed as ``key``
-                    box[succ] = (succ, rank, key, st.action, st.outcome, st.detail, st.reason, st.memo)
+            c = successors(model, state, key, path, acts, props, failure_props, tally, pack, shard, seen, out)
+            ex.refused, ex.failures, ex.pruned = c.refused, c.failures, c.pruned
         self.own = out[self.index]
         batches: list[bytes | None] = [
             None if j == self.index or not box else pickle.dumps(list(box.values()), pickle.HIGHEST_PROTOCOL)
@@ -239,21 +200,11 @@ class _Rebuilder:
         self.unpack = unpack
         self.parent: tuple[Any, Any] = (None, None)  # (packed, unpacked) of the last parent
 
-    def __call__(self, entry: _Shipped) -> Step[Any, Any]:
+    def __call__(self, entry: Shipped) -> Step[Any, Any]:
         key, _, prev, action, outcome, detail, reason, memo = entry
         if prev is not self.parent[0]:
             self.parent = (prev, self.unpack(prev))
         return Step(self.parent[1], action, outcome, self.unpack(key), detail, reason, memo)
-
-
-def _represented(model: StateModel[S, A], st: Step[S, A]) -> Step[S, A]:
-    """``st`` with its state replaced by the representative. The step is the model's fresh
-    value and only the search holds it, so it is updated in place rather than copied (the
-    memo is kept: what a model caches there is a function of the equivalence class)."""
-    rep = model.representative(st.state)
-    if rep is not st.state:
-        object.__setattr__(st, "state", rep)
-    return st
 
 
 # --------------------------------------------------------------------------- the coordinator

@@ -1,0 +1,86 @@
+"""The search's inner loop: the successors of one frontier state, routed to their owner shards.
+
+It runs once per transition (``proofs_check.core.search.Shard.expand`` calls it once per expanded
+state), so it is a plain function over plain values, which the opt-in compiled build
+(``heuristics.compiled.HOT_MODULES``) compiles with the model's own hot modules; the shard, its
+recovery and its Dask wiring stay interpreted.
+"""
+from __future__ import annotations
+
+import zlib
+from typing import Any, Callable, Hashable, Sequence
+
+from proofs_check.core.model import Outcome, Property, Step, failure_numbers
+from proofs_check.core.tally import Rank, Tally
+
+# A level's successor as a shard keeps it until absorbed and as it travels to its owner shard:
+# (key, rank, packed prev, action, outcome, detail, reason, memo). States stay packed: a level can
+# hold millions of new states, and most shipped ones turn out to be seen already.
+Shipped = tuple
+
+
+class Counts:
+    """What expanding one state produced besides its successors (``Shard``'s ``_Expanded``
+    counts): actions refused, operator failures, successors pruned by the model's bounds."""
+
+    __slots__ = ("refused", "failures", "pruned")
+
+    def __init__(self) -> None:
+        self.refused = self.failures = self.pruned = 0
+
+
+def owner(state: Hashable, count: int) -> int:
+    """The shard that owns ``state``: a hash that is the same in every process and on every host."""
+    return zlib.crc32(repr(state).encode()) % count
+
+
+def represented(model: Any, st: Step[Any, Any]) -> Step[Any, Any]:
+    """``st`` with its state replaced by the representative. The step is the model's fresh
+    value and only the search holds it, so it is updated in place rather than copied (the
+    memo is kept: what a model caches there is a function of the equivalence class)."""
+    rep = model.representative(st.state)
+    if rep is not st.state:
+        object.__setattr__(st, "state", rep)
+    return st
+
+
+def successors(model: Any, state: Any, key: Hashable, path: Rank, acts: Sequence[Any],
+               props: Sequence[Property[Any, Any]], failure_props: Sequence[Property[Any, Any]],
+               tally: Tally, pack: Callable[[Any], Hashable], shard: tuple[int, int], seen: set[Hashable],
+               out: list[dict[Hashable, Shipped]]) -> Counts:
+    """Apply each of ``acts`` to ``state`` (packed as ``key``, reached by ``path``); evaluate the
+    transition properties and operator failures; put each successor not already in ``seen`` (this
+    shard's, ``shard`` = (index, count)) into its owner's box of ``out``, keeping the minimum-rank
+    discoverer."""
+    index, count = shard
+    c = Counts()
+    step, within = model.step, model.within
+    refused_, failed_ = Outcome.REFUSED, Outcome.FAILED
+    for i, action in enumerate(acts):
+        st = step(state, action)
+        outcome = st.outcome
+        if outcome is refused_:
+            c.refused += 1
+            continue
+        if outcome is failed_:
+            c.failures += 1
+            for p in failure_props:
+                tally.found(p.name, path + (i,), failure_numbers(st.reason), st.reason)
+            continue
+        if not within(st):  # before the representative: the premise is invariant
+            c.pruned += 1
+            continue
+        st = represented(model, st)
+        rank = path + (i,)
+        if props:
+            tally.evaluate(props, st, False, rank)
+        succ = pack(st.state)
+        dest = index if count == 1 else owner(succ, count)
+        if dest == index and succ in seen:
+            continue
+        box = out[dest]
+        prev = box.get(succ)
+        if prev is None or rank < prev[1]:
+            # the step's prev is ``state`` (Step: prev --action--> state), packed as ``key``
+            box[succ] = (succ, rank, key, st.action, st.outcome, st.detail, st.reason, st.memo)
+    return c
