@@ -15,7 +15,6 @@ units may be held by the other level (H1) and its free units are a pool region b
 """
 from __future__ import annotations
 
-from bisect import bisect_left, insort
 from dataclasses import dataclass, fields
 from typing import Any, Self
 
@@ -116,37 +115,45 @@ class _Unit:
         self.job, self.node, self.slot = job, node, slot
 
 
+_UNSET = -2  # a node's key before its first ``set`` (never a key, never ``OFF``)
+OFF = -1  # the key of a node that an index does not hold (``_MinIndex.set``)
+
+
 @mypyc_attr(allow_interpreted_subclasses=True)
 class _MinIndex:
     """Node ids bucketed by an integer key 0..``n_keys`` − 1, each bucket a sorted list updated in place.
 
-    The balanced-structure index of Proposition 2: a node's position in its bucket is found by
-    bisection (O(log N)) and the insert or delete is one block move, so an update is two of
-    those and a lowest-index query O(1). The keys are counts of GPUs or instances on a node, so
-    the buckets are a list indexed by key, not a dict. A node whose key is None is not indexed.
-    Each node's current key is an array entry (-1, never a key: not set yet), read by
-    ``AbsStore._touch`` several times per event.
+    The index of Proposition 2 over counts of GPUs or instances on a node (so the buckets are a
+    list indexed by key, not a dict): an update removes the node from one bucket and inserts it
+    into another, keeping each sorted, so a lowest-index query is O(1). A node whose key is
+    ``OFF`` is not indexed. Each node's current key is an integer array entry (``_UNSET`` before
+    the first ``set``), read by ``AbsStore._touch`` several times per event. Plain integers and
+    list methods, not ``bisect``: a bucket's block move is O(N) either way, and the compiled build
+    runs them natively (a call into ``bisect`` from compiled code cost more than the update).
     """
 
     def __init__(self, n_nodes: int, n_keys: int) -> None:
-        self._cur: list[int | None] = [-1] * n_nodes
+        self._cur: list[int] = [_UNSET] * n_nodes
         self._buckets: list[list[int]] = [[] for _ in range(n_keys)]
 
-    def set(self, n: int, k: int | None) -> None:
-        """Record ``k`` as node ``n``'s current key (``AbsStore._touch`` derives the keys)."""
+    def set(self, n: int, k: int) -> None:
+        """Record ``k`` (a key, or ``OFF``) as node ``n``'s current key (``AbsStore._touch``
+        derives the keys)."""
         cur = self._cur
         old = cur[n]
         if old == k:
             return
-        if k is not None and k < 0:  # a list index: a negative key would name another bucket
+        if k < OFF:  # a list index: a negative key would name another bucket
             raise ValueError(f"node {n}: negative index key {k}")
         cur[n] = k
         buckets = self._buckets
-        if old is not None and old != -1:
-            was = buckets[old]
-            del was[bisect_left(was, n)]
-        if k is not None:
-            insort(buckets[k], n)
+        if old >= 0:
+            buckets[old].remove(n)
+        if k >= 0:
+            b = buckets[k]
+            b.append(n)
+            if len(b) > 1 and b[-2] > n:
+                b.sort()
 
     def size(self, k: int) -> int:
         return len(self._buckets[k])
@@ -170,7 +177,7 @@ class _MinIndex:
 # What ``AbsStore._save`` records of a node before its first change in a trial: its kind, pool
 # list, each slot with its filler list, and what ``_touch`` derived from them (vacancy, partial,
 # the key in each index), so ``rollback`` puts all of it back without deriving it again.
-_Saved = tuple[str, list[_Unit], list[tuple[_Slot, list[_Unit]]], int, bool, list[int | None]]
+_Saved = tuple[str, list[_Unit], list[tuple[_Slot, list[_Unit]]], int, bool, list[int]]
 
 @mypyc_attr(allow_interpreted_subclasses=True)
 class AbsStore:
@@ -252,24 +259,24 @@ class AbsStore:
         if partial != self._is_partial[n]:
             self._is_partial[n] = partial
             self._partial += 1 if partial else -1
-        # -1 is never a key: an unindexed node always gets set. Written out per index: this
-        # runs several times per event.
-        h = None
+        # _UNSET is never a key: a node not indexed yet always gets set. Written out per index:
+        # this runs several times per event.
+        h = OFF
         if kind == EMPTY:
             e = 0
-            r = f_ = v = None
+            r = f_ = v = OFF
         elif self._shared:
             free = self.capacity - self._held[n] - len(pool) - profiled
-            e = None
-            r = free if kind == SLOTTED else None
+            e = OFF
+            r = free if kind == SLOTTED else OFF
             f_ = self.capacity - free
-            v = 0 if kind == SLOTTED and vac else None
-            h = None if kind == SLOTTED else free
+            v = 0 if kind == SLOTTED and vac else OFF
+            h = OFF if kind == SLOTTED else free
         else:
-            e = None
-            r = self.capacity - profiled if kind == SLOTTED else None
-            f_ = len(pool) if kind == POOL else None
-            v = 0 if kind == SLOTTED and vac else None
+            e = OFF
+            r = self.capacity - profiled if kind == SLOTTED else OFF
+            f_ = len(pool) if kind == POOL else OFF
+            v = 0 if kind == SLOTTED and vac else OFF
         if self._empty._cur[n] != e:
             self._empty.set(n, e)
         if self._by_room._cur[n] != r:
