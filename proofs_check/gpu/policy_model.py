@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Hashable, Iterator, Sequence
+from typing import Any, Callable, Final, Hashable, Iterator, Sequence
 
 from heuristics.gpu.abs_space import AbsView
 from heuristics.gpu.cluster import Placement
@@ -39,6 +39,7 @@ from proofs_check.gpu.events import Event, FlatState, apply_event, counts_of_sta
 OUTCOMES = {PolicyOutcome.APPLIED: Outcome.APPLIED, PolicyOutcome.REFUSED: Outcome.REFUSED,
             PolicyOutcome.FAILED: Outcome.FAILED}
 PolicyFactory = Callable[[int], ViewPolicy]
+_APPLIED: Final = PolicyOutcome.APPLIED
 
 
 @dataclass(frozen=True)
@@ -187,10 +188,12 @@ class PolicyModel:
                         res.migrations, res.reason)
         pol.trial()
         try:
-            res = apply_event(pol, a)
-            if not res.ok:
-                return Step(s, a, OUTCOMES[res.outcome], s, res.migrations, res.reason)
-            st = Step(s, a, Outcome.APPLIED, pol.view_after(s), res.migrations, res.reason)
+            # unpacked once: from compiled code each attribute of the result (a NamedTuple of an
+            # interpreted module, ``ok`` a Python property) is a generic attribute look-up
+            outcome, migrations, reason = apply_event(pol, a)
+            if outcome is not _APPLIED:
+                return Step(s, a, OUTCOMES[outcome], s, migrations, reason)
+            st = Step(s, a, Outcome.APPLIED, pol.view_after(s), migrations, reason)
             st.memo["counts"] = pol.instance_counts()  # n_1..n_G, maintained by the scheduler
             return st
         finally:
