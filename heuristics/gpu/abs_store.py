@@ -16,7 +16,7 @@ units may be held by the other level (H1) and its free units are a pool region b
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any, Self
+from typing import Any, Final, Self
 
 from mypy_extensions import mypyc_attr
 
@@ -24,7 +24,12 @@ from heuristics.gpu.abs_space import EMPTY, POOL, SLOTTED, AbsView, NodeView, Sl
 from heuristics.gpu.cluster import Job, Placement
 from heuristics.gpu.policy import StateKey
 
-_new = tuple.__new__
+# Final: in the compiled build a Final module name is a C static, a plain one a dict look-up per
+# use (these build the node views of every touched node, several per event)
+_new: Final = tuple.__new__
+_SLOT_VIEW: Final = SlotView
+_NODE_VIEW: Final = NodeView
+_ABS_VIEW: Final = AbsView
 BLOCKED = "blocked"  # an empty node out of service (see ``AbsStore.set_blocked``), or one whose units
 # the other level holds (``Level.shared_nodes``)
 
@@ -310,8 +315,9 @@ class AbsStore:
     def _node_view(self, n: int) -> NodeView:
         # Built by tuple.__new__, not the NamedTuples' own __new__ (a Python-level function): the
         # same values, a third of the cost, and this runs for every node an event touches.
-        slots = tuple([_new(SlotView, (s.width, s.job, s.g, tuple([f.job for f in s.fillers]))) for s in self.slots[n]])
-        return _new(NodeView, (self.kind[n], tuple([u.job for u in self.pool[n]]), slots))
+        slots = tuple([_new(_SLOT_VIEW, (s.width, s.job, s.g, tuple([f.job for f in s.fillers])))
+                       for s in self.slots[n]])
+        return _new(_NODE_VIEW, (self.kind[n], tuple([u.job for u in self.pool[n]]), slots))
 
     # ----------------------------------------------------------------- apply and undo (the explorer)
     # The explorer applies every event of a state to ONE scheduler built from that state
@@ -355,7 +361,7 @@ class AbsStore:
         nodes = list(view.nodes)
         for n in touched:
             nodes[n] = self._node_view(n)
-        return _new(AbsView, (self.capacity, tuple(nodes)))  # as in _node_view: once per applied event
+        return _new(_ABS_VIEW, (self.capacity, tuple(nodes)))  # as in _node_view: once per applied event
 
     def rollback(self) -> None:
         """Undo everything since ``trial()``: back to the state the trial started from."""

@@ -6,14 +6,15 @@ jobs 0..k-1, so an arriving job gets label k (``proofs_check.gpu.canonical``).
 """
 from __future__ import annotations
 
-from typing import Any, Iterator, NamedTuple
+from typing import Any, Final, Iterator, NamedTuple
 
 from heuristics.gpu.abs_space import AbsView, NodeView, SlotView
 from heuristics.gpu.cluster import Instance, Job, Placement
 from heuristics.gpu.policy import EventResult
 from proofs_check.gpu.canonical import FlatState
 
-_new = tuple.__new__
+_new: Final = tuple.__new__  # Final: a C static in the compiled build (heuristics.gpu.abs_store)
+_JOB: Final = Job
 
 
 class Event(NamedTuple):
@@ -82,7 +83,7 @@ def action_from_json(d: dict[str, Any]) -> Action:
 def apply_event(pol: Any, e: Event) -> EventResult:
     """Run event ``e`` on scheduler ``pol`` (any object with ``arrive(Job)`` and ``depart(id)``)."""
     # tuple.__new__: the NamedTuple's own __new__ is a Python-level function, and this runs once per transition
-    return pol.arrive(_new(Job, (e.job, e.g, e.w))) if e.arrive else pol.depart(e.job)
+    return pol.arrive(_new(_JOB, (e.job, e.g, e.w))) if e.arrive else pol.depart(e.job)
 
 
 def is_arrival(e: Event) -> bool:
