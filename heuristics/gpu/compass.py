@@ -55,14 +55,14 @@ instances causes at most 9·w + 13 migrations (migr).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterable, Self
+from typing import Any, Callable, Final, Iterable, Self
 
 from mypy_extensions import mypyc_attr
 
 from heuristics.gpu.abs_space import EMPTY, POOL, SLOTTED, SlotView, is_fuf, slot_width
 from heuristics.gpu.abs_store import FLAT, AbsStore, Level, _MinIndex, _Slot, _Unit, by_fields
 from heuristics.gpu.cluster import G_DEFAULT, Job, check_job_shape
-from heuristics.gpu.policy import EventResult, Migration
+from heuristics.gpu.policy import EventResult, Migration, Outcome
 from heuristics.gpu.ties import Chooser, pick
 
 SLOT_CLASSES = {"w4": 4, "w2": 2}
@@ -115,6 +115,17 @@ VARIANTS: dict[str, Variant] = {
 }
 
 
+_new: Final = tuple.__new__
+_APPLIED: Final = Outcome.APPLIED
+_NOTHING_MOVED: Final = EventResult.applied()
+
+
+def _applied(moves: list[Migration]) -> EventResult:
+    """``EventResult.applied(tuple(moves))``, built here: called from the compiled build, the
+    static method runs in the interpreted policy module, once per event."""
+    return _new(EventResult, (_APPLIED, tuple(moves), "")) if moves else _NOTHING_MOVED
+
+
 class OperatorFailure(Exception):
     """An operator had no legal move; Algorithm 1 cannot produce a state for this event."""
 
@@ -155,7 +166,7 @@ class Compass(AbsStore):
             return EventResult.refused("does not fit: a filler would lose its seat to return to")
         if self._choosing_in_trial():
             return self._failure_or(lambda: self._arrive(job))
-        return EventResult.applied(tuple(self._arrive(job)))
+        return _applied(self._arrive(job))
 
     def _choosing_in_trial(self) -> bool:
         """Ties are being chosen inside a ``trial``: an operator failure under some choice is
@@ -165,7 +176,7 @@ class Compass(AbsStore):
     @staticmethod
     def _failure_or(event: Callable[[], list[Migration]]) -> EventResult:
         try:
-            return EventResult.applied(tuple(event()))
+            return _applied(event())
         except OperatorFailure as e:
             return EventResult.failure(f"operator failure: {e}")
 
@@ -214,7 +225,7 @@ class Compass(AbsStore):
                 self.clone()._depart(job_id)
             except OperatorFailure as e:
                 return EventResult.failure(f"operator failure: {e}")
-        return EventResult.applied(tuple(self._depart(job_id)))
+        return _applied(self._depart(job_id))
 
     def _depart(self, job_id: int) -> list[Migration]:
         job = self.jobs.pop(job_id)

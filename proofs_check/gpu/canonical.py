@@ -222,7 +222,8 @@ def _assembled(capacity: int, seen: list[_Seen], ad: _Adapter) -> FlatState:
             found = _parts.get(key)
             cls = found if found is not None else _remember(_parts, key, _class_of([seen[i] for i in idx], ad.write))
         classes.append(cls)
-    classes.sort(key=_CODE)
+    if len(classes) > 1:  # a sort with a key builds its key list even for one item
+        classes.sort(key=_CODE)
     # The representative is a function of the sorted classes alone: states of one class met
     # with other raw nodes get the same object (assembled once, and packed once by identity).
     whole: tuple[Any, ...] = (capacity, ad.make, *classes)
