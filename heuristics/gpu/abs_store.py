@@ -30,6 +30,7 @@ _new: Final = tuple.__new__
 _SLOT_VIEW: Final = SlotView
 _NODE_VIEW: Final = NodeView
 _ABS_VIEW: Final = AbsView
+_JOB: Final = Job
 BLOCKED = "blocked"  # an empty node out of service (see ``AbsStore.set_blocked``), or one whose units
 # the other level holds (``Level.shared_nodes``)
 
@@ -418,31 +419,32 @@ class AbsStore:
         c._settings_of(self, len(view.nodes), view.capacity)
         c._blank()
         members = c.members
-        add = members.setdefault
-        for n, nd in enumerate(view.nodes):
-            c.kind[n] = nd.kind
-            if nd.pool:
+        # the views unpacked, not read by attribute: in the compiled build a NamedTuple's
+        # attribute is a generic look-up, its unpacking a tuple access (this runs per expanded state)
+        for n, (kind, units, slot_views) in enumerate(view.nodes):
+            c.kind[n] = kind
+            if units:
                 pool = c.pool[n]
-                for j in nd.pool:
+                for j in units:
                     u = _Unit(j, n)
                     pool.append(u)
-                    add(j, []).append(u)
-            if nd.slots:
+                    members.setdefault(j, []).append(u)
+            if slot_views:
                 slots = c.slots[n]
-                for sv in nd.slots:
-                    s = _Slot(sv.width, sv.anchor_job, sv.anchor_g, n)
+                for width, anchor, g, fillers in slot_views:
+                    s = _Slot(width, anchor, g, n)
                     slots.append(s)
-                    add(sv.anchor_job, []).append(s)
-                    for j in sv.fillers:
+                    members.setdefault(anchor, []).append(s)
+                    for j in fillers:
                         u = _Unit(j, n, s)
                         s.fillers.append(u)
-                        add(j, []).append(u)
+                        members.setdefault(j, []).append(u)
             c._touch(n)
         # a job's shape from its first instance: a gang's instances all have its g (an anchor's, or 1)
         for j, ms in members.items():
             first = ms[0]
             g = first.g if isinstance(first, _Slot) else 1
-            c.jobs[j] = Job(j, g, len(ms))
+            c.jobs[j] = _new(_JOB, (j, g, len(ms)))
             c._counts[g] += len(ms)
         return c
 

@@ -139,18 +139,19 @@ def running_jobs(key: FlatState) -> dict[int, Job]:
     """The running jobs a state implies (every instance of a job is placed: gang)."""
     shape: dict[int, list[int]] = {}
     if isinstance(key, AbsView):
-        for nd in key.nodes:
-            for j in nd.pool:
+        # unpacked, not read by attribute (``AbsStore.with_state``): this runs per expanded state
+        for _, units, slots in key.nodes:
+            for j in units:
                 shape.setdefault(j, [1, 0])[1] += 1
-            for s in nd.slots:
-                shape.setdefault(s.anchor_job, [s.anchor_g, 0])[1] += 1
-                for j in s.fillers:
+            for _, anchor, g, fillers in slots:
+                shape.setdefault(anchor, [g, 0])[1] += 1
+                for j in fillers:
                     shape.setdefault(j, [1, 0])[1] += 1
     else:
         for node in key.nodes:
             for i in node:
                 shape.setdefault(i.job, [i.g, 0])[1] += 1
-    return {j: Job(j, g, w) for j, (g, w) in shape.items()}
+    return {j: _new(_JOB, (j, g, w)) for j, (g, w) in shape.items()}
 
 
 def used_per_node(key: FlatState) -> list[int]:
