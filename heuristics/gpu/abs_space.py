@@ -6,12 +6,15 @@ fails) and the counts that Theorem 1 and Lemma A.2 talk about. The scheduler its
 """
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from heuristics.gpu.cluster import Instance, Placement
 
-EMPTY, POOL, SLOTTED = "empty", "pool", "slotted"
-SLOT_WIDTHS = (2, 4, 8)
+# Final: the compiled build inlines a Final literal where a plain module name is a dict look-up per use
+EMPTY: Final = "empty"
+POOL: Final = "pool"
+SLOTTED: Final = "slotted"
+SLOT_WIDTHS: Final = (2, 4, 8)
 
 
 def slot_width(g: int) -> int:

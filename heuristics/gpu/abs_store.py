@@ -31,7 +31,7 @@ _SLOT_VIEW: Final = SlotView
 _NODE_VIEW: Final = NodeView
 _ABS_VIEW: Final = AbsView
 _JOB: Final = Job
-BLOCKED = "blocked"  # an empty node out of service (see ``AbsStore.set_blocked``), or one whose units
+BLOCKED: Final = "blocked"  # an empty node out of service (see ``AbsStore.set_blocked``), or one whose units
 # the other level holds (``Level.shared_nodes``)
 
 
@@ -74,8 +74,8 @@ def by_fields(obj: Any) -> tuple[type, tuple[Any, ...]]:
     return (type(obj), tuple(getattr(obj, f.name) for f in fields(obj)))
 
 
-FLAT = Level("flat", False, "filler draw: which least-occupied pool node")
-PANEL_NODES = Level("panel", True, "panel filler draw: which least-occupied domain")
+FLAT: Final = Level("flat", False, "filler draw: which least-occupied pool node")
+PANEL_NODES: Final = Level("panel", True, "panel filler draw: which least-occupied domain")
 
 def object_state(obj: object) -> dict[str, Any]:
     """Every attribute of ``obj``, for ``__getstate__``: the compiled build's native attributes
@@ -121,8 +121,8 @@ class _Unit:
         self.job, self.node, self.slot = job, node, slot
 
 
-_UNSET = -2  # a node's key before its first ``set`` (never a key, never ``OFF``)
-OFF = -1  # the key of a node that an index does not hold (``_MinIndex.set``)
+_UNSET: Final = -2  # a node's key before its first ``set`` (never a key, never ``OFF``)
+OFF: Final = -1  # the key of a node that an index does not hold (``_MinIndex.set``)
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)

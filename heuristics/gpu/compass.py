@@ -65,7 +65,7 @@ from heuristics.gpu.cluster import G_DEFAULT, Job, check_job_shape
 from heuristics.gpu.policy import EventResult, Migration, Outcome
 from heuristics.gpu.ties import Chooser, pick
 
-SLOT_CLASSES = {"w4": 4, "w2": 2}
+SLOT_CLASSES: Final = {"w4": 4, "w2": 2}
 
 
 @dataclass(frozen=True)
@@ -115,7 +115,10 @@ VARIANTS: dict[str, Variant] = {
 }
 
 
+# Final: C statics in the compiled build; tuple.__new__ builds the NamedTuples of the interpreted
+# policy module without their Python-level __new__ (once per migration and per event)
 _new: Final = tuple.__new__
+_MIGRATION: Final = Migration
 _APPLIED: Final = Outcome.APPLIED
 _NOTHING_MOVED: Final = EventResult.applied()
 
@@ -379,7 +382,7 @@ class Compass(AbsStore):
             pool = self.pool[src]
             u = pool.pop(0) if self.ties is None else self._pick_unit(pool, "filler draw: which pool instance")
             self._touch(src)
-            moves.append(Migration(u.job, 1, src, dst, kind))
+            moves.append(_new(_MIGRATION, (u.job, 1, src, dst, kind)))
             # the slot's node is re-indexed once, after the draws: choosing a source reads only
             # the pool fill index, and a filler does not change its node's fill key
             self._seat(u, s)
@@ -526,7 +529,7 @@ class Compass(AbsStore):
             # so nothing reads its keys meanwhile
             s.fillers.remove(f)
             self._install_unit(f, d)
-            moves.append(Migration(f.job, 1, src, f.node, "filler-return"))
+            moves.append(_new(_MIGRATION, (f.job, 1, src, f.node, "filler-return")))
         self.slots[src].remove(s)
         self._touch(src)
         return moves
@@ -542,7 +545,7 @@ class Compass(AbsStore):
         for f in fillers:
             self._install_unit(f, self._unit_destination(exclude=None))
             if f.node != src:  # re-seated on the freed GPUs of its own node: nothing moved
-                moves.append(Migration(f.job, 1, src, f.node, "filler-return"))
+                moves.append(_new(_MIGRATION, (f.job, 1, src, f.node, "filler-return")))
         return moves
 
     # Pseudocode lines 4–7 choose every filler's destination before line 8 dissolves the slot;
@@ -708,7 +711,7 @@ class Compass(AbsStore):
         if isinstance(x, _Unit):
             self._detach(x)
             self._to_pool(x, dst)
-            return [Migration(x.job, 1, src, dst, kind)]
+            return [_new(_MIGRATION, (x.job, 1, src, dst, kind))]
         self._save(src)
         self._save(dst)
         self.slots[src].remove(x)
@@ -718,8 +721,8 @@ class Compass(AbsStore):
             f.node = dst
         self._touch(src)
         self._touch(dst)
-        return [Migration(x.job, x.g, src, dst, kind)] + [
-            Migration(f.job, 1, src, dst, kind) for f in x.fillers
+        return [_new(_MIGRATION, (x.job, x.g, src, dst, kind))] + [
+            _new(_MIGRATION, (f.job, 1, src, dst, kind)) for f in x.fillers
         ]
 
 

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from itertools import count, product
 from operator import attrgetter
-from typing import Any, Callable, Iterable, Iterator, NamedTuple
+from typing import Any, Callable, Final, Iterable, Iterator, NamedTuple
 
 from heuristics.gpu.abs_space import AbsView, NodeView, SlotView
 from heuristics.gpu.cluster import Instance, Placement
@@ -135,8 +135,8 @@ def _placement_node(node: _Node, labels: dict[int, int]) -> tuple[Instance, ...]
     return tuple(sorted(Instance(labels[j], c.desc[1]) for c in node.containers for j in c.members))
 
 
-_ABS = _Adapter(AbsView, _abs_read, _abs_node)
-_PLACEMENT = _Adapter(Placement, _placement_read, _placement_node)
+_ABS: Final = _Adapter(AbsView, _abs_read, _abs_node)
+_PLACEMENT: Final = _Adapter(Placement, _placement_read, _placement_node)
 
 
 def _adapter(state: FlatState) -> _Adapter:
@@ -191,14 +191,16 @@ class _Seen:
         self.alone: _Class | None = None
 
 
-_state_memo: dict[tuple[int, ...], FlatState] = {}  # (capacity, node serials) -> representative
-_seen: dict[Any, _Seen] = {}  # raw node -> _Seen (a NodeView, led by its kind, never equals a placement node)
-_serials = count()
-_parts: dict[tuple[int, ...], _Class] = {}  # serials of a multi-node component's raw nodes -> class
+# Final (here and below): C statics in the compiled build, where a plain module global is a dict
+# look-up per use; the memos are cleared in place, never rebound
+_state_memo: Final[dict[tuple[int, ...], FlatState]] = {}  # (capacity, node serials) -> representative
+_seen: Final[dict[Any, _Seen]] = {}  # raw node -> _Seen (a NodeView, led by its kind, never equals a placement node)
+_serials: Final = count()
+_parts: Final[dict[tuple[int, ...], _Class]] = {}  # serials of a multi-node component's raw nodes -> class
 _Normalised = tuple[tuple[str, tuple[tuple, ...]], ...]  # ``_normalised``: a component as plain tuples
-_norm_memo: dict[_Normalised, _Class] = {}  # normalised component -> class
-_classes: dict[tuple, _Class] = {}  # code -> class (one object per class: outputs are shared)
-_reps: dict[tuple, FlatState] = {}  # (capacity, state type, the sorted classes) -> representative
+_norm_memo: Final[dict[_Normalised, _Class]] = {}  # normalised component -> class
+_classes: Final[dict[tuple, _Class]] = {}  # code -> class (one object per class: outputs are shared)
+_reps: Final[dict[tuple, FlatState]] = {}  # (capacity, state type, the sorted classes) -> representative
 
 
 def _remember(memo: dict, key: Any, value: Any) -> Any:
@@ -238,7 +240,7 @@ def _assembled(capacity: int, seen: list[_Seen], ad: _Adapter) -> FlatState:
     return rep
 
 
-_CODE = attrgetter("code")
+_CODE: Final = attrgetter("code")
 
 
 def _class_of(part: list[_Seen], write: Callable[[_Node, dict[int, int]], Any]) -> _Class:
@@ -276,7 +278,7 @@ def _normalised(part: list[_Seen]) -> tuple[_Normalised, list[tuple]]:
     return tuple(out), [s.base for s in ordered]
 
 
-_BASE = attrgetter("base")
+_BASE: Final = attrgetter("base")
 
 
 # ----------------------------------------------------------------------------- the algorithm
@@ -340,7 +342,7 @@ def _groups(jobs: list[frozenset[int]]) -> list[list[int]]:
 
 # canonical_map keeps its own component memo: its node order and labels (which ``trace_view``
 # shows) are those of the direct computation.
-_memo: dict[tuple[_Node, ...], tuple[tuple, list[int], dict[int, int]]] = {}
+_memo: Final[dict[tuple[_Node, ...], tuple[tuple, list[int], dict[int, int]]]] = {}
 
 
 def _canonical_nodes(nodes: list[_Node]) -> tuple[list[int], dict[int, int]]:

@@ -18,16 +18,18 @@ followed by its pickle — a capacity is never 0, so the first byte tells the tw
 from __future__ import annotations
 
 import pickle
+from typing import Final
 
 from heuristics.gpu.abs_space import EMPTY, POOL, SLOTTED, AbsView, NodeView, SlotView
 from heuristics.gpu.cluster import Instance, Placement
 from heuristics.gpu.abs_store import BLOCKED
 from proofs_check.gpu.canonical import FlatState
 
-FALLBACK = 0
-_ABS, _PLACEMENT = 1, 2
-KINDS = (EMPTY, POOL, SLOTTED, BLOCKED)
-_KIND_CODE = {k: i for i, k in enumerate(KINDS)}
+FALLBACK: Final = 0
+_ABS: Final = 1
+_PLACEMENT: Final = 2
+KINDS: Final = (EMPTY, POOL, SLOTTED, BLOCKED)
+_KIND_CODE: Final = {k: i for i, k in enumerate(KINDS)}
 
 
 def pack(state: FlatState) -> bytes:
@@ -92,7 +94,7 @@ def unpack(data: bytes) -> FlatState:
 
 # The explorer unpacks every state it expands, and its states share most of their nodes: a node's
 # bytes are its NodeView's (immutable, so one value serves every state holding it).
-NODE_MEMO = 1 << 16
+NODE_MEMO: Final = 1 << 16
 _NODES: dict[bytes, NodeView] = {}
 
 

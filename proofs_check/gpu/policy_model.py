@@ -36,7 +36,7 @@ from proofs_check.gpu.tie_expansion import drawn_step, every_tie
 from proofs_check.gpu.events import Event, FlatState, apply_event, counts_of_state, job_events, running_jobs, state_from_json, \
     state_to_json
 
-OUTCOMES = {PolicyOutcome.APPLIED: Outcome.APPLIED, PolicyOutcome.REFUSED: Outcome.REFUSED,
+OUTCOMES: Final = {PolicyOutcome.APPLIED: Outcome.APPLIED, PolicyOutcome.REFUSED: Outcome.REFUSED,
             PolicyOutcome.FAILED: Outcome.FAILED}
 PolicyFactory = Callable[[int], ViewPolicy]
 _APPLIED: Final = PolicyOutcome.APPLIED
@@ -84,7 +84,7 @@ def flat_key(key: StateKey) -> FlatState:
     raise TypeError(f"PolicyModel needs a flat policy; its state key is a {type(key).__name__}")
 
 
-PACK_MEMO = 100_000  # packed states remembered by identity (``PolicyModel.pack``)
+PACK_MEMO: Final = 100_000  # packed states remembered by identity (``PolicyModel.pack``)
 
 
 class PolicyModel:
