@@ -285,7 +285,8 @@ class Compass(AbsStore):
         # With pool_first, a departing job's pool instances leave before its fillers, so a
         # filler's replacement is never drawn from the departing job itself.
         in_pool = isinstance(m, _Unit) and m.slot is None
-        return (self.variant.pool_first and not in_pool, *self._location(m))
+        node, place = self._location(m)  # not starred into the tuple: the compiled build would build it generically
+        return (self.variant.pool_first and not in_pool, node, place)
 
     # ----------------------------------------------------------------- admission
     def _admissible(self, job: Job) -> int:

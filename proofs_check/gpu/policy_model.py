@@ -105,16 +105,17 @@ class PolicyModel:
         self._ready_state: FlatState | None = None  # ... from this state
         self._packed: dict[int, tuple[FlatState, bytes]] = {}  # id(state) -> (state, pack(state))
         self._unpacked: dict[bytes, FlatState] = {}  # the other way round, for the states in _packed
+        self._wcc: dict[tuple[int, ...], bool] = {}  # wcc_holds per instance-count vector (``within``)
 
     def __getstate__(self) -> dict[str, Any]:  # the prototype and the caches are rebuilt, not shipped
         return {k: v for k, v in self.__dict__.items() if k not in ("proto", "_base_state", "_base", "_ready",
-                                                                    "_ready_state", "_packed", "_unpacked")}
+                                                                    "_ready_state", "_packed", "_unpacked", "_wcc")}
 
     def __setstate__(self, d: dict[str, Any]) -> None:
         self.__dict__.update(d)
         self.proto = self.factory(self.size)
         self._base_state, self._base, self._ready, self._ready_state, self._packed = None, None, {}, None, {}
-        self._unpacked = {}
+        self._unpacked, self._wcc = {}, {}
 
     def init_states(self) -> Sequence[FlatState]:
         return [flat_key(self.proto.state_key())]
@@ -226,7 +227,14 @@ class PolicyModel:
         if not self.wcc_trajectory:
             return True
         counts = st.memo.get("counts")
-        return wcc_holds(counts if counts is not None else counts_of_state(st.state, self.capacity))
+        if counts is None:
+            counts = counts_of_state(st.state, self.capacity)
+        # WCC is a function of the count vector alone, and a run meets few vectors: remembered,
+        # not a call into the interpreted oracle per transition
+        held = self._wcc.get(counts)
+        if held is None:
+            held = self._wcc[counts] = wcc_holds(counts)
+        return held
 
     def state_to_json(self, s: FlatState) -> dict[str, Any]:
         return state_to_json(s)
