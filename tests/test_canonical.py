@@ -261,6 +261,28 @@ def test_memo_limits_never_confuse_states(states, rnd):
         canon_mod._MEMO_LIMIT = saved
 
 
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.one_of(abs_states(max_nodes=4, max_jobs=5), placements(max_nodes=4, max_jobs=5)), min_size=2,
+                max_size=5), st.randoms(use_true_random=False))
+def test_parent_hint_never_changes_a_representative(states, rnd):
+    """``canonical(state, parent)`` takes the memo entries of the nodes ``state`` shares with
+    ``parent`` by identity: a successor built from its parent's nodes (some replaced), an
+    unrelated parent, one of another type or size, and a parent whose entries outlived a memo
+    clear all give the direct computation's representative."""
+    saved = canon_mod._MEMO_LIMIT
+    try:
+        for i, (parent, other) in enumerate(zip(states, states[1:])):
+            canon_mod._MEMO_LIMIT = 2 if i % 2 else saved
+            if type(parent) is type(other) and len(parent.nodes) == len(other.nodes):
+                mixed = tuple(a if rnd.random() < 0.5 else b for a, b in zip(parent.nodes, other.nodes))
+                child = type(parent)(parent.capacity, mixed)
+                assert canonical(child, parent) == direct(child)
+            assert canonical(other, parent) == direct(other)
+            assert canonical(parent, parent) == direct(parent)
+    finally:
+        canon_mod._MEMO_LIMIT = saved
+
+
 def components_bfs(jobs):
     """Connected components by breadth-first search over nodes sharing a job."""
     left, out = set(range(len(jobs))), []

@@ -73,15 +73,24 @@ class _Adapter(NamedTuple):
     write: Callable[[_Node, dict[int, int]], Any]  # _Node, labels -> a node of the state
 
 
-def canonical(state: FlatState) -> FlatState:
+def canonical(state: FlatState, parent: FlatState | None = None) -> FlatState:
     """The canonical representative of ``state`` (an ``AbsView`` or a ``Placement``).
 
     The same value as ``canonical_map(state)[0]``, memoised on the whole state (the explorer
     meets the same raw successor again and again, up to node order) and computed by
-    ``_assembled`` from memos per node and per connected component."""
+    ``_assembled`` from memos per node and per connected component.
+
+    ``parent`` is a speed hint, never an input of the result: a state whose node objects
+    ``state`` shares by position (an explorer's successor shares the untouched nodes of the state
+    it came from). Those nodes' memo entries are the parent's, taken by identity instead of
+    being looked up again (a deep hash and a deep compare of each node)."""
     ad = _adapter(state)
-    get = _seen.get
-    seen = [get(nd) or _remember(_seen, nd, _Seen(next(_serials), ad.read(nd))) for nd in state.nodes]
+    nodes = state.nodes
+    if parent is not None and type(parent) is type(state) and len(parent.nodes) == len(nodes):
+        known, shared = _parent_seen(parent, ad), parent.nodes
+        seen = [known[i] if nd is shared[i] else _seen.get(nd) or _new_seen(nd, ad) for i, nd in enumerate(nodes)]
+    else:
+        seen = [_seen.get(nd) or _new_seen(nd, ad) for nd in nodes]
     # The key names the state by its nodes' serial numbers, sorted (renumbering nodes keeps the
     # class): the memo keeps no raw state alive, and meets states that differ in node order.
     key = (state.capacity, *sorted([s.serial for s in seen]))
@@ -200,7 +209,22 @@ _parts: Final[dict[tuple[int, ...], _Class]] = {}  # serials of a multi-node com
 _Normalised = tuple[tuple[str, tuple[tuple, ...]], ...]  # ``_normalised``: a component as plain tuples
 _norm_memo: Final[dict[_Normalised, _Class]] = {}  # normalised component -> class
 _classes: Final[dict[tuple, _Class]] = {}  # code -> class (one object per class: outputs are shared)
+_last_parent: Final[list[Any]] = [None, []]  # ``_parent_seen``: the last parent and its nodes' entries
 _reps: Final[dict[tuple, FlatState]] = {}  # (capacity, state type, the sorted classes) -> representative
+
+
+def _new_seen(nd: Any, ad: _Adapter) -> _Seen:
+    """The memo entry of raw node ``nd``, met for the first time."""
+    return _remember(_seen, nd, _Seen(next(_serials), ad.read(nd)))
+
+
+def _parent_seen(parent: FlatState, ad: _Adapter) -> list[_Seen]:
+    """The memo entries of ``parent``'s nodes (``canonical``'s hint), kept for the last parent:
+    the explorer canonicalises a state's successors one after the other. Holding an entry past
+    a memo clear is exact: an entry describes its node, and serials are never reused."""
+    if _last_parent[0] is not parent:
+        _last_parent[0], _last_parent[1] = parent, [_seen.get(nd) or _new_seen(nd, ad) for nd in parent.nodes]
+    return _last_parent[1]
 
 
 def _remember(memo: dict, key: Any, value: Any) -> Any:

@@ -201,6 +201,8 @@ class PolicyModel:
             pol.rollback()
 
     def representative(self, s: FlatState) -> FlatState:
+        if self.canon is canonical:  # its hint: a successor shares the untouched nodes of the state expanded
+            return canonical(s, self._base_state)
         return self.canon(s)
 
     def pack(self, s: FlatState) -> bytes:
