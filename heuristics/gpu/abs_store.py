@@ -179,6 +179,13 @@ class _MinIndex:
         """All nodes with key ``k`` in index order (a copy: the bucket changes with the index)."""
         return list(self._buckets[k])
 
+    def between(self, lo: int, hi: int) -> list[int]:
+        """The nodes whose key is in ``lo`` ≤ key < ``hi``, by key, then in index order (a new list)."""
+        out: list[int] = []
+        for b in self._buckets[lo:hi]:
+            out.extend(b)
+        return out
+
 
 # What ``AbsStore._save`` records of a node before its first change in a trial: its kind, pool
 # list, each slot with its filler list, and what ``_touch`` derived from them (vacancy, partial,
@@ -233,7 +240,10 @@ class AbsStore:
 
     def _free(self, n: int) -> int:
         """F(n) = G − held(n) − |P(n)| − Σ_{s∈S(n)} w(s); on a slotted node D(n) (``Level``)."""
-        return self.capacity - self._held[n] - len(self.pool[n]) - sum(s.width for s in self.slots[n])
+        free = self.capacity - self._held[n] - len(self.pool[n])
+        for s in self.slots[n]:  # a loop, not sum() of a generator: Compact asks this per candidate
+            free -= s.width
+        return free
 
     def _touch(self, n: int) -> None:
         """Re-derive node ``n``'s type and re-index it after any change to its contents.

@@ -596,24 +596,26 @@ class Compass(AbsStore):
 
     def _hosts(self, cls: str) -> list[int]:
         """Line 3's N (reading 1): nodes holding a class-C item with room ≥ 1, in index order."""
-        index, keys = self._host_keys(cls)
-        cands = [n for k in keys for n in index.members(k)]
+        index, lo, hi = self._host_keys(cls)
+        cands = index.between(lo, hi)
         if cls == "pool":  # with shared nodes the fill index also holds slotted and held-only nodes
-            return sorted(n for n in cands if self.pool[n])
-        return sorted(n for n in cands if self._class_items(cls, n))
+            return sorted([n for n in cands if self.pool[n]])
+        return sorted([n for n in cands if self._class_items(cls, n)])
 
-    def _host_keys(self, cls: str) -> tuple[_MinIndex, range]:
-        """The index and keys whose nodes include every host of class ``cls`` (``_hosts``)."""
+    def _host_keys(self, cls: str) -> tuple[_MinIndex, int, int]:
+        """The index and the keys lo ≤ key < hi whose nodes include every host of class ``cls``
+        (``_hosts``)."""
         if cls == "pool":
-            return self._by_fill, range(1, self.capacity)
-        if cls in SLOT_CLASSES:
-            return self._by_room, range(SLOT_CLASSES[cls], self.capacity)
-        raise ValueError(f"unknown Compact class {cls!r}")
+            return self._by_fill, 1, self.capacity
+        w = SLOT_CLASSES.get(cls)
+        if w is None:
+            raise ValueError(f"unknown Compact class {cls!r}")
+        return self._by_room, w, self.capacity
 
     def _best_fit_drain(self, cls: str) -> list[Migration]:
         """BestFitDrain for one class, pseudocode of Compact lines 3–15."""
-        index, keys = self._host_keys(cls)
-        if index.count(keys.start, keys.stop) < 2:  # fewer than two candidates: no host pair
+        index, lo, hi = self._host_keys(cls)
+        if index.count(lo, hi) < 2:  # fewer than two candidates: no host pair
             return []
         hosts = self._hosts(cls)
         if len(hosts) < 2:
@@ -627,7 +629,7 @@ class Compass(AbsStore):
                 if not dsts:
                     break
                 if self.ties is None:
-                    dst = min(dsts, key=lambda n: (self._room(cls, n), n))
+                    dst = self._least_room(cls, dsts)
                 else:
                     least = min(self._room(cls, n) for n in dsts)
                     dst = pick(self.ties, f"Compact {cls}: argmin room destination",
@@ -639,6 +641,16 @@ class Compass(AbsStore):
             if not progress:
                 break
         return moves
+
+    def _least_room(self, cls: str, nodes: list[int]) -> int:
+        """The node of ``nodes`` with the least room, the lowest index among equal rooms
+        (``min`` by (room, node), without a key function per candidate)."""
+        best, least = -1, -1
+        for n in nodes:
+            room = self._room(cls, n)
+            if best < 0 or room < least or room == least and n < best:
+                best, least = n, room
+        return best
 
     def _by_room_desc(self, cls: str, hosts: list[int]) -> list[int]:
         """Compact's host list sorted once by descending room (equal rooms: a choice of order)."""
