@@ -63,6 +63,11 @@ class _Node(NamedTuple):
 
 
 FlatState = AbsView | Placement
+# tuple.__new__ builds the NamedTuples below and the output views without their Python-level
+# __new__ (Final: C statics in the compiled build); it runs for every component and class met
+_new: Final = tuple.__new__
+_SLOT_VIEW: Final = SlotView
+_NODE_VIEW: Final = NodeView
 
 
 class _Adapter(NamedTuple):
@@ -129,8 +134,8 @@ def _abs_node(node: _Node, labels: dict[int, int]) -> NodeView:
             pool = members
         else:
             assert c.anchor is not None  # every slot container has its anchor
-            slots.append(SlotView(c.desc[1], labels[c.anchor], c.desc[2], members))
-    return NodeView(node.kind, pool, tuple(slots))
+            slots.append(_new(_SLOT_VIEW, (c.desc[1], labels[c.anchor], c.desc[2], members)))
+    return _new(_NODE_VIEW, (node.kind, pool, tuple(slots)))
 
 
 def _placement_read(insts: tuple[Instance, ...]) -> _Node:
@@ -275,7 +280,7 @@ def _class_of(part: list[_Seen], write: Callable[[_Node, dict[int, int]], Any]) 
     key, bases = _normalised(part)
     cls = _norm_memo.get(key)
     if cls is None:
-        nodes = [_Node(kind, tuple([_Container(*c) for c in cs])) for kind, cs in key]
+        nodes = [_new(_Node, (kind, tuple([_new(_Container, c) for c in cs]))) for kind, cs in key]
         code, order, labels = _canonical_component(nodes, bases)
         cls = _classes.get(code)
         if cls is None:
