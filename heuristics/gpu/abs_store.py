@@ -234,7 +234,7 @@ class AbsStore:
         self._empty, self._by_room, self._by_fill, self._vacant = (_MinIndex(N, K), _MinIndex(N, K), _MinIndex(N, K),
                                                                     _MinIndex(N, K))
         self._held = [0] * N
-        self._held_room = _MinIndex(N, K)
+        self._held_room = _MinIndex(N if self._shared else 0, K if self._shared else 0)  # flat: never used
         self._all_indexes = (self._empty, self._by_room, self._by_fill, self._vacant) + (
             (self._held_room,) if self._shared else ())
 

@@ -50,14 +50,14 @@ def pack(state: FlatState) -> bytes:
 
 def _abs_numbers(view: AbsView, out: list[int]) -> None:
     code = _KIND_CODE
-    for nd in view.nodes:
-        out.append(code[nd.kind])
-        out.append(len(nd.pool))
-        out += nd.pool
-        out.append(len(nd.slots))
-        for s in nd.slots:
-            out += (s.width, s.anchor_job, s.anchor_g, len(s.fillers))
-            out += s.fillers
+    for kind, units, slots in view.nodes:  # unpacked: in the compiled build an attribute is a generic look-up
+        out.append(code[kind])
+        out.append(len(units))
+        out += units
+        out.append(len(slots))
+        for width, anchor, g, fillers in slots:
+            out += (width, anchor, g, len(fillers))
+            out += fillers
 
 
 def unpack(data: bytes) -> FlatState:
