@@ -321,7 +321,7 @@ class AbsStore:
         return tuple(self._counts[1:])
 
     def abs_view(self) -> AbsView:
-        return AbsView(self.capacity, tuple(self._node_view(n) for n in range(self.n_nodes)))
+        return _new(_ABS_VIEW, (self.capacity, tuple(self._node_view(n) for n in range(self.n_nodes))))
 
     def _node_view(self, n: int) -> NodeView:
         # Built by tuple.__new__, not the NamedTuples' own __new__ (a Python-level function): the
