@@ -38,12 +38,13 @@ policy it checks breaks the paper's "pick any" ties by the representative's node
 """
 from __future__ import annotations
 
-from itertools import count, product
+from itertools import count
 from operator import attrgetter
-from typing import Any, Callable, Final, Iterable, Iterator, NamedTuple
+from typing import Any, Callable, Final, Iterable, NamedTuple
 
 from heuristics.gpu.abs_space import AbsView, NodeView, SlotView
 from heuristics.gpu.cluster import Instance, Placement
+from proofs_check.gpu.tie_orders import orders
 
 # A container is the smallest place in a node that holds job instances as a set:
 # ("P",) a pool, ("S", width, anchor_g) a slot (anchor + fillers), ("I", g) the g-GPU instances
@@ -435,13 +436,13 @@ def _canonical_component(nodes: list[_Node], bases: list[tuple] | None = None) -
     best: tuple | None = None
     best_order: list[int] = []
     best_labels: dict[int, int] = {}
-    for node_order in _orders(node_groups):
+    for node_order in orders(node_groups):
         # Jobs are ordered by colour, then by where they first appear under this node order
         # (id-free: node position, container shape, role); only jobs tied on both are permuted.
         first = _first_appearance(nodes, node_order)
         unit_key = {u: (colour[u[0]], first[u[0]]) for u in job_units}
         job_groups = [[[u] for u in g] for g in _tie_groups(sorted(job_units, key=unit_key.__getitem__), unit_key)]
-        for unit_order in _orders(job_groups):
+        for unit_order in orders(job_groups):
             labels: dict[int, int] = {}
             for unit in unit_order:
                 for j in unit:
@@ -505,43 +506,3 @@ def _twin_key(node: _Node, single: set[int]) -> tuple:
 
     return (node.kind, tuple(sorted([(c.desc, None if c.anchor is None else token(c.anchor),
                                       tuple(sorted([token(j) for j in c.members]))) for c in node.containers])))
-
-
-def _orders(groups: list[list[list]]) -> Iterator[list]:
-    """Every sequence that arranges items only inside their tie group (a list of twin classes),
-    the members of a twin class keeping their order."""
-    if all(len(g) == 1 for g in groups):
-        yield [it for g in groups for it in g[0]]
-        return
-    for choice in product(*(list(_arrangements(g)) for g in groups)):
-        yield [it for arr in choice for it in arr]
-
-
-def _arrangements(classes: list[list]) -> Iterator[list]:
-    """The distinct interleavings of the classes' members, each class keeping its own order
-    (a multiset permutation: (Σ kᵢ)! / Π kᵢ! of them)."""
-    if len(classes) == 1:
-        yield list(classes[0])
-        return
-    left = [len(c) for c in classes]
-    total = sum(left)
-    seq: list[int] = []
-
-    def extend() -> Iterator[list]:
-        if len(seq) == total:
-            taken = [0] * len(classes)
-            out = []
-            for k in seq:
-                out.append(classes[k][taken[k]])
-                taken[k] += 1
-            yield out
-            return
-        for k in range(len(classes)):
-            if left[k]:
-                left[k] -= 1
-                seq.append(k)
-                yield from extend()
-                seq.pop()
-                left[k] += 1
-
-    yield from extend()

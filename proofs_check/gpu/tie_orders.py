@@ -1,0 +1,51 @@
+"""The candidate orders of the canonical form's minimisation (``proofs_check.gpu.canonical``).
+
+Items tied on every isomorphism-invariant key must be tried in every order, except that members
+of one *twin class* (swapped by an automorphism) need only one: so a tie group is a list of twin
+classes, and its candidates are the distinct interleavings of their members, each class keeping
+its own order. k identical twins cost one order instead of k!.
+"""
+from __future__ import annotations
+
+from itertools import product
+from typing import Iterator
+
+
+def orders(groups: list[list[list]]) -> Iterator[list]:
+    """Every sequence that arranges items only inside their tie group (a list of twin classes),
+    the members of a twin class keeping their order."""
+    if all(len(g) == 1 for g in groups):
+        yield [it for g in groups for it in g[0]]
+        return
+    for choice in product(*(list(arrangements(g)) for g in groups)):
+        yield [it for arr in choice for it in arr]
+
+
+def arrangements(classes: list[list]) -> Iterator[list]:
+    """The distinct interleavings of the classes' members, each class keeping its own order
+    (a multiset permutation: (Σ kᵢ)! / Π kᵢ! of them)."""
+    if len(classes) == 1:
+        yield list(classes[0])
+        return
+    left = [len(c) for c in classes]
+    total = sum(left)
+    seq: list[int] = []
+
+    def extend() -> Iterator[list]:
+        if len(seq) == total:
+            taken = [0] * len(classes)
+            out = []
+            for k in seq:
+                out.append(classes[k][taken[k]])
+                taken[k] += 1
+            yield out
+            return
+        for k in range(len(classes)):
+            if left[k]:
+                left[k] -= 1
+                seq.append(k)
+                yield from extend()
+                seq.pop()
+                left[k] += 1
+
+    yield from extend()
