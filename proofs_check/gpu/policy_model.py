@@ -37,7 +37,7 @@ from proofs_check.gpu.events import Event, FlatState, apply_event, counts_of_sta
     state_to_json
 
 OUTCOMES: Final = {PolicyOutcome.APPLIED: Outcome.APPLIED, PolicyOutcome.REFUSED: Outcome.REFUSED,
-            PolicyOutcome.FAILED: Outcome.FAILED}
+                   PolicyOutcome.FAILED: Outcome.FAILED}
 PolicyFactory = Callable[[int], ViewPolicy]
 _APPLIED: Final = PolicyOutcome.APPLIED
 
