@@ -22,6 +22,16 @@ def test_settle_freezes_only_inside_long_lived_and_the_end_unfreezes() -> None:
     assert gc.get_freeze_count() == 0 and len(kept) == 100
 
 
+def test_the_young_generation_is_collected_less_often_inside_and_as_before_after() -> None:
+    before = gc.get_threshold()
+    with heap.long_lived():
+        assert gc.get_threshold() == (max(before[0], heap.YOUNG_THRESHOLD), *before[1:])
+        with heap.long_lived():  # nested: the outer block owns the threshold too
+            pass
+        assert gc.get_threshold()[0] == max(before[0], heap.YOUNG_THRESHOLD)
+    assert gc.get_threshold() == before
+
+
 def test_a_frozen_cycle_lives_until_the_block_ends() -> None:
     """The one cost: cyclic garbage among frozen objects is collected at the end, not before."""
     class Node:
