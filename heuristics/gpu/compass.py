@@ -234,34 +234,34 @@ class Compass(AbsStore):
         job = self.jobs.pop(job_id)
         self._counts[job.g] -= job.w
         moves: list[Migration] = []
-        for m in self._removals(job_id):
-            moves += self._remove(m)
+        left = list(self.members[job_id])
+        while left:
+            moves += self._remove(self._next_removal(left))
         del self.members[job_id]
         if self.variant.compact_on_departure:
             moves += self._compact()
         return moves
 
-    def _removals(self, job_id: int) -> Iterable[_Slot | _Unit]:
-        """The departing job's instances in removal order (reading 9; with ties, any order:
-        each next instance is a choice among the first-ranked remaining ones, one per place).
+    def _next_removal(self, left: list[_Slot | _Unit]) -> _Slot | _Unit:
+        """The departing job's next instance in removal order, taken out of ``left`` (its
+        instances not removed yet; reading 9; with ties, any order: each next instance is a
+        choice among the first-ranked remaining ones, one per place).
 
         The order is taken afresh before each removal, from where the instances are then: a
         removed filler's replacement may be one of the job's own pool units (filler-replace), and
         which of its interchangeable units moved must not decide what follows. Ranked once up
         front, it did: the live scheduler and one rebuilt from its state (lists in another
-        order) made different numbers of migrations on the same state."""
-        left = list(self.members[job_id])
-        while left:
-            if len(left) > 1 and not self._in_removal_order(left):
-                left.sort(key=self._removal_order)
-            if self.ties is None:
-                m = left[0]
-            else:
-                first = self._removal_order(left[0])[0]
-                places = {self._place_of(m): m for m in reversed(left) if self._removal_order(m)[0] == first}
-                m = pick(self.ties, "Remove: which instance next", sorted(places.values(), key=self._removal_order))
-            left.remove(m)
-            yield m
+        order) made different numbers of migrations on the same state. A loop over this, not a
+        generator: one runs per departure, and a generator object costs more than the ranking."""
+        if len(left) > 1 and not self._in_removal_order(left):
+            left.sort(key=self._removal_order)
+        if self.ties is None:
+            return left.pop(0)
+        first = self._removal_order(left[0])[0]
+        places = {self._place_of(m): m for m in reversed(left) if self._removal_order(m)[0] == first}
+        m = pick(self.ties, "Remove: which instance next", sorted(places.values(), key=self._removal_order))
+        left.remove(m)
+        return m
 
     def _in_removal_order(self, left: list[_Slot | _Unit]) -> bool:
         """``left`` is already sorted by ``_removal_order`` (the usual case: pool5 sorted 108,275
