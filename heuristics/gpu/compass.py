@@ -159,12 +159,14 @@ class Compass(AbsStore):
     # ----------------------------------------------------------------- Algorithm 1
     def arrive(self, job: Job) -> EventResult:
         """Algorithm 1 lines 3–9: Place every instance, then Compact; all-or-nothing."""
-        check_job_shape(job.g, job.w, self.capacity)
-        if job.id in self.jobs:
-            raise ValueError(f"job {job.id} is already running")
-        room = self._admissible(job)
-        if room < job.w:
-            return EventResult.refused(f"does not fit: room for {room} of {job.w} instances of g={job.g}")
+        # unpacked once: from compiled code each attribute of a NamedTuple is a generic look-up
+        jid, g, w = job
+        check_job_shape(g, w, self.capacity)
+        if jid in self.jobs:
+            raise ValueError(f"job {jid} is already running")
+        room = self._admissible(g)
+        if room < w:
+            return EventResult.refused(f"does not fit: room for {room} of {w} instances of g={g}")
         if self.variant.filler_reserve and not self._keeps_reserve(job):
             return EventResult.refused("does not fit: a filler would lose its seat to return to")
         if self._choosing_in_trial():
@@ -185,10 +187,11 @@ class Compass(AbsStore):
 
     def _arrive(self, job: Job) -> list[Migration]:
         moves: list[Migration] = []
-        self.jobs[job.id] = job
-        self._counts[job.g] += job.w
-        for _ in range(job.w):
-            moves += self._place(job.id, job.g)
+        jid, g, w = job
+        self.jobs[jid] = job
+        self._counts[g] += w
+        for _ in range(w):
+            moves += self._place(jid, g)
         if self.variant.compact_on_arrival:
             moves += self._compact()
         return moves
@@ -289,16 +292,16 @@ class Compass(AbsStore):
         return (self.variant.pool_first and not in_pool, node, place)
 
     # ----------------------------------------------------------------- admission
-    def _admissible(self, job: Job) -> int:
-        """How many instances of ``job.g`` Place can install in sequence from this state.
+    def _admissible(self, g: int) -> int:
+        """How many instances of ``g`` GPUs Place can install in sequence from this state.
 
         Exact: a g ≥ 2 instance consumes w★(g) unprofiled GPUs of one node, a 1-GPU instance one
         vacancy / pool seat / empty-node seat, and fillers drawn from the pool free no seat a
         later instance of the same job could use.
         """
-        if job.g == 1:
+        if g == 1:
             return self._unit_room()
-        w = self.variant.width(job.g)
+        w = self.variant.width(g)
         rooms = sum((d // w) * self._by_room.size(d) for d in range(w, self.capacity))
         if self._shared:  # and the free units of pool and held-only nodes (``Level``)
             rooms += sum((d // w) * self._held_room.size(d) for d in range(w, self.capacity))

@@ -6,7 +6,7 @@ jobs 0..k-1, so an arriving job gets label k (``proofs_check.gpu.canonical``).
 """
 from __future__ import annotations
 
-from typing import Any, Final, Iterator, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from heuristics.gpu.abs_space import AbsView, NodeView, SlotView
 from heuristics.gpu.cluster import Instance, Job, Placement
@@ -95,28 +95,24 @@ def is_departure(e: Event) -> bool:
     return not e.arrive
 
 
-def arrival_shapes(free: int, n_running: int, demands: tuple[int, ...], max_jobs: int,
-                   max_w: int) -> Iterator[tuple[int, int]]:
-    """(g, w) shapes that may arrive: g in the family, 1 ≤ w ≤ max_w, w·g ≤ free GPUs, while
-    fewer than ``max_jobs`` jobs run."""
-    if n_running >= max_jobs:
-        return
-    for g in demands:
-        for w in range(1, min(max_w, free // g) + 1):
-            yield g, w
-
-
 def job_events(running: dict[int, Job], free: int, demands: tuple[int, ...], max_jobs: int,
                max_w: int) -> list[Event]:
-    """Every admissible event, in the search's fixed order: arrivals (by g, then w), then the
-    departure of each running job by label."""
+    """Every admissible event, in the search's fixed order: arrivals (by g, then w) of g in the
+    family and 1 ≤ w ≤ max_w with w·g ≤ free GPUs while fewer than ``max_jobs`` jobs run, then
+    the departure of each running job by label."""
     label = len(running)
     while label in running:  # only for states that are not representatives
         label += 1
-    # tuple.__new__ with every field (choices: none), as in apply_event
-    events = [_new(Event, (True, label, g, w, ())) for g, w in arrival_shapes(free, len(running), demands, max_jobs,
-                                                                              max_w)]
-    return events + [_new(Event, (False, j, job.g, job.w, ())) for j, job in sorted(running.items())]
+    # tuple.__new__ with every field (choices: none), as in apply_event; loops, not a generator of
+    # shapes: this runs per expanded state
+    events: list[Event] = []
+    if len(running) < max_jobs:
+        for g in demands:
+            for w in range(1, min(max_w, free // g) + 1):
+                events.append(_new(Event, (True, label, g, w, ())))
+    for j, (_, g, w) in sorted(running.items()):
+        events.append(_new(Event, (False, j, g, w, ())))
+    return events
 
 
 # --------------------------------------------------------------------------- what a flat state implies
