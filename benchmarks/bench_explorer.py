@@ -27,7 +27,9 @@ report's exploration rows), distinct states per second, the speed-up (reference 
 tree's wall; "cpu ×": the same for CPU seconds, steadier on a loaded machine), the child's peak resident memory (``resource`` ru_maxrss of the child, via
 ``os.wait4``; with ``--workers`` the largest of the child and its reaped workers) and that peak per
 million distinct states. "same" says whether the two reports agree on every verdict line and every
-exploration row (N, distinct, generated, depth, at-bound, queue, refused, failures, pruned).
+exploration row (N, distinct, generated, depth, at-bound, queue, refused, failures, pruned). The
+last line counts the rows that meet issue 23's goal (``GOAL``: ≥ 5× pure, ≥ 10× compiled, with the
+same rows and peak MiB per million states not above the reference's).
 On a shared machine wall times are noisy: compare ratios from one run, not across runs; ``--repeat
 K`` runs every tree K times, alternately, and shows the medians (and "same" only if every run agrees).
 
@@ -74,6 +76,7 @@ CASES = {
              "--max-w", "8"],
 }
 DEFAULT_CASES = ("pool5", "thm1n6")
+GOAL = {"pure": 5.0, "compiled": 10.0}  # the speed-ups issue 23 asks for, per build
 ROW = re.compile(r"^\s+(\d+)\s+([\d,]+)\s+([\d,]+)\s+(\d+)\s+([\d,]+)\s+([\d,]+)\s+([\d,]+)\s+([\d,]+)\s+([\d,]+)\s")
 VERDICT = re.compile(r"^(\S+): ([A-Z]+)\b")
 IREFS = re.compile(r"I\s+refs:\s+([\d,]+)")
@@ -229,6 +232,7 @@ def compare(ref: Path, a: argparse.Namespace, comp: Path | None) -> None:
     print(f"{'case':<7} {'mode':<9} {'build':<8} {'ref s':>8} {'new s':>8} {'speed-up':>8} {'distinct':>9} "
           f"{'ref st/s':>9} {'new st/s':>9} {'cpu ×':>6} {'ref MiB':>8} {'new MiB':>8} {'ref MiB/M':>9} {'new MiB/M':>9} same")
     builds = [("pure", byte_compiled(ROOT))] + ([("compiled", comp)] if comp is not None else [])
+    met: list[bool] = []
     for case in a.cases.split(","):
         for k in (int(x) for x in a.workers.split(",")):
             extra = ["--quiet"] + ([] if k == 1 else ["--workers", str(k)])
@@ -251,6 +255,10 @@ def compare(ref: Path, a: argparse.Namespace, comp: Path | None) -> None:
                       f"{new.maxrss_kib / 1024:>8.0f} {old.maxrss_kib / 1024 / (old.distinct / 1e6):>9,.0f} "
                       f"{new.maxrss_kib / 1024 / (d / 1e6):>9,.0f} {'yes' if same else 'NO'}", flush=True)
                 show_difference(old, new)
+                met.append(same and old.wall / new.wall >= GOAL[build]
+                           and new.maxrss_kib / d <= old.maxrss_kib / old.distinct)
+    print(f"issue 23's goal (>= {GOAL['pure']:g}x pure, >= {GOAL['compiled']:g}x compiled, same rows, MiB/M not above "
+          f"the reference's): met in {sum(met)} of {len(met)} rows")
 
 
 def cli_module(tree: Path) -> str:

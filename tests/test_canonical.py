@@ -5,6 +5,7 @@ relabellings of a sorted encoding), so "same key" is checked against true isomor
 """
 from itertools import permutations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -276,8 +277,8 @@ def test_parent_hint_never_changes_a_representative(states, rnd):
             canon_mod._MEMO_LIMIT = 2 if i % 2 else saved
             if type(parent) is type(other) and len(parent.nodes) == len(other.nodes):
                 # the other state's jobs renamed apart, so that the mixed child is a state (each job
-                # of one shape; a job met as a 2-GPU anchor and as a pool unit is no state, and
-                # there even the memoised path and the direct one need not agree)
+                # of one size; a job met as a 2-GPU anchor and as a pool unit is no state, and
+                # both paths refuse it: test_a_job_of_two_sizes_is_refused_by_both_paths)
                 ids = list(range(len(other.nodes)))
                 fresh = {j: 100 + j for j in jobs_in(other)}
                 other = (relabel_abs if isinstance(other, AbsView) else relabel_placement)(other, ids, fresh, rnd)
@@ -313,3 +314,13 @@ def components_bfs(jobs):
 @given(st.lists(st.frozensets(st.integers(0, 7), max_size=3), max_size=7))
 def test_groups_are_the_components_in_first_node_order(jobs):
     assert canon_mod._groups(jobs) == components_bfs(jobs)
+
+
+def test_a_job_of_two_sizes_is_refused_by_both_paths():
+    """Job 0 as a 2-GPU anchor on node 0 and as a pool unit on node 1 is no cluster state (a
+    gang's instances all have its g): the memoised and the direct computation both refuse it,
+    where they used to return representatives that differed."""
+    bad = AbsView(G, (NodeView(SLOTTED, (), (SlotView(2, 0, 2, ()),)), NodeView(POOL, (0, 1), ())))
+    for compute in (canonical, canonical_map):
+        with pytest.raises(ValueError, match="not a cluster state: a job has instances of [12] and of [12] GPUs"):
+            compute(bad)

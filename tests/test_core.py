@@ -23,6 +23,7 @@ from proofs_check.core.model import Expect, On, Outcome, Property, Step, Undecid
 from proofs_check.core.replay import departures, first_firing, replay_steps, replay_verdict
 from proofs_check.core.sampler import sample
 from proofs_check.core.search import Exploration, Limits, explore, owner
+from proofs_check.core.successors import new_step
 from proofs_check.core.verdict import Explained, Verdict, explored_verdict
 
 Pair = tuple[int, int]
@@ -424,3 +425,18 @@ def test_load_records_validates_every_record(tmp_path):
         trace.load_records(str(path), lambda c: False)
     with pytest.raises(trace.RecordError, match="no such file"):
         trace.load_records(str(tmp_path / "missing.json"), lambda c: True)
+
+
+@pytest.mark.parametrize("args", [
+    ((0, 1), "+1", Outcome.APPLIED, (1, 1)),
+    ((0, 1), "+1", Outcome.REFUSED, (0, 1), (), "does not fit"),
+    (None, None, Outcome.APPLIED, (0,), ("m",), "", {"counts": (1,)}),
+])
+def test_new_step_builds_the_step_the_constructor_builds(args: tuple[Any, ...]) -> None:
+    """The compiled build's constructor of a model's steps (``successors.new_step``) and
+    ``Step(...)`` give the same fields, a fresh memo each when none is given."""
+    fast, slow = new_step(*args), Step(*args)
+    assert type(fast) is Step and vars(fast) == vars(slow)
+    assert fast.applied == slow.applied
+    if len(args) < 7:
+        assert fast.memo == {} and fast.memo is not new_step(*args).memo

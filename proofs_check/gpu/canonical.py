@@ -411,12 +411,14 @@ def _canonical_component(nodes: list[_Node], bases: list[tuple] | None = None) -
             if c.anchor is not None:
                 places.setdefault(c.anchor, []).append((bases[n], desc, "a"))
                 footprint.setdefault(c.anchor, []).append((n, k, "a"))
-                g_of[c.anchor] = desc[2]
+                if g_of.setdefault(c.anchor, desc[2]) != desc[2]:
+                    raise _two_sizes(g_of[c.anchor], desc[2])
             g = desc[1] if desc[0] == "I" else 1
             for j in c.members:
                 places.setdefault(j, []).append((bases[n], desc, "m"))
                 footprint.setdefault(j, []).append((n, k, "m"))
-                g_of[j] = g
+                if g_of.setdefault(j, g) != g:
+                    raise _two_sizes(g_of[j], g)
     colour: dict[int, tuple[Any, ...]] = {j: (g_of[j], len(pl), tuple(sorted(pl))) for j, pl in places.items()}
     node_keys = [_refined_key(nd, b, colour) for nd, b in zip(nodes, bases)]
     # second round: a job's colour also sees the refined keys of the nodes hosting it
@@ -452,6 +454,14 @@ def _canonical_component(nodes: list[_Node], bases: list[tuple] | None = None) -
                 best, best_order, best_labels = code, list(node_order), labels
     assert best is not None
     return best, best_order, best_labels
+
+
+def _two_sizes(g: int, other: int) -> ValueError:
+    """A job met with instances of two sizes (say a 2-GPU anchor and a pool unit) makes no cluster
+    state, since a gang's instances all have its g; the canonical form is defined on states only,
+    and both of its paths refuse such a job alike (the memoised one numbers a component's jobs
+    afresh, so the message names the sizes, not the job)."""
+    return ValueError(f"not a cluster state: a job has instances of {g} and of {other} GPUs")
 
 
 def _first_appearance(nodes: list[_Node], node_order: list[int]) -> dict[int, tuple]:

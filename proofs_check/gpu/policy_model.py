@@ -24,12 +24,14 @@ from dataclasses import dataclass
 from typing import Any, Callable, Final, Hashable, Iterator, Sequence
 
 from heuristics.gpu.abs_space import AbsView
+from heuristics.gpu.abs_store import AbsStore
 from heuristics.gpu.cluster import Placement
 from heuristics.gpu.policy import Outcome as PolicyOutcome
 from heuristics.gpu.policy import EventResult, StateKey, ViewPolicy
 from oracle.gpu.paper_phi import wcc_holds
 from heuristics.gpu.ties import Chooser, Script
 from proofs_check.core.model import Outcome, Step
+from proofs_check.core.successors import new_step
 from proofs_check.gpu import packed
 from proofs_check.gpu.canonical import canonical
 from proofs_check.gpu.tie_expansion import drawn_step, every_tie
@@ -100,7 +102,9 @@ class PolicyModel:
         self.fast = True  # apply and undo where the scheduler has it (off: rebuilt per event)
         self._base_state: FlatState | None = None  # the state ``_base`` was built from
         self._base: Any = None
-        self._undo = False  # _base supports trial / view_after / rollback (apply and undo)
+        # _base when its apply and undo is used (COMPASS's AbsStore: trial / view_after / rollback);
+        # typed, so that the compiled build calls those natively, not through a generic method call
+        self._store: AbsStore | None = None
         self._ready: dict[Event, Step[FlatState, Event]] = {}  # steps ``actions`` ran (all_ties) ...
         self._ready_state: FlatState | None = None  # ... from this state
         self._packed: dict[int, tuple[FlatState, bytes]] = {}  # id(state) -> (state, pack(state))
@@ -108,13 +112,14 @@ class PolicyModel:
         self._wcc: dict[tuple[int, ...], bool] = {}  # wcc_holds per instance-count vector (``within``)
 
     def __getstate__(self) -> dict[str, Any]:  # the prototype and the caches are rebuilt, not shipped
-        return {k: v for k, v in self.__dict__.items() if k not in ("proto", "_base_state", "_base", "_ready",
+        return {k: v for k, v in self.__dict__.items() if k not in ("proto", "_base_state", "_base", "_store", "_ready",
                                                                     "_ready_state", "_packed", "_unpacked", "_wcc")}
 
     def __setstate__(self, d: dict[str, Any]) -> None:
         self.__dict__.update(d)
         self.proto = self.factory(self.size)
-        self._base_state, self._base, self._ready, self._ready_state, self._packed = None, None, {}, None, {}
+        self._base_state, self._base, self._store, self._ready, self._ready_state = None, None, None, {}, None
+        self._packed = {}
         self._unpacked, self._wcc = {}, {}
 
     def init_states(self) -> Sequence[FlatState]:
@@ -158,9 +163,10 @@ class PolicyModel:
         if s is not self._base_state:
             pol = self.proto.with_state(s)
             self._base_state, self._base = s, pol
-            self._undo = self.fast and hasattr(pol, "rollback") and pol.state_key() == s  # view_after reads s back
-        elif self._undo:
-            pol = self._base
+            # view_after reads s back
+            self._store = pol if self.fast and isinstance(pol, AbsStore) and pol.state_key() == s else None
+        elif self._store is not None:
+            pol = self._store
         else:
             pol = self.proto.with_state(s)
         if ties is None:  # most events: no chooser to install (``answering`` would do nothing)
@@ -170,7 +176,7 @@ class PolicyModel:
 
     def without_fast_path(self) -> None:
         """Rebuild the scheduler for every event from now on (its apply and undo was refused)."""
-        self.fast, self._base_state, self._base, self._undo = False, None, None, False
+        self.fast, self._base_state, self._base, self._store = False, None, None, None
 
     def fresh_step(self, s: FlatState, a: Event) -> Step[FlatState, Event]:
         """``a`` from ``s`` on a scheduler rebuilt for it alone (no apply and undo): what the fast
@@ -182,23 +188,26 @@ class PolicyModel:
                     res.reason)
 
     def _apply(self, pol: Any, s: FlatState, a: Event) -> Step[FlatState, Event]:
-        if not self._undo:
+        store = self._store
+        if store is None:
             self._base_state = None  # the event below changes this scheduler
             res = apply_event(pol, a)
-            return Step(s, a, OUTCOMES[res.outcome], flat_key(pol.state_key()) if res.ok else s,
-                        res.migrations, res.reason)
-        pol.trial()
+            return new_step(s, a, OUTCOMES[res.outcome], flat_key(pol.state_key()) if res.ok else s,
+                            res.migrations, res.reason)
+        store.trial()
         try:
             # unpacked once: from compiled code each attribute of the result (a NamedTuple of an
             # interpreted module, ``ok`` a Python property) is a generic attribute look-up
-            outcome, migrations, reason = apply_event(pol, a)
+            outcome, migrations, reason = apply_event(store, a)
             if outcome is not _APPLIED:
-                return Step(s, a, OUTCOMES[outcome], s, migrations, reason)
-            st = Step(s, a, Outcome.APPLIED, pol.view_after(s), migrations, reason)
-            st.memo["counts"] = pol.instance_counts()  # n_1..n_G, maintained by the scheduler
+                return new_step(s, a, OUTCOMES[outcome], s, migrations, reason)
+            # s is the store's own view (``_run``: state_key() == s), so an AbsView; no cast(), a
+            # function call per transition in pure Python
+            st = new_step(s, a, Outcome.APPLIED, store.view_after(s), migrations, reason)  # type: ignore[arg-type]
+            st.memo["counts"] = store.instance_counts()  # n_1..n_G, maintained by the scheduler
             return st
         finally:
-            pol.rollback()
+            store.rollback()
 
     def representative(self, s: FlatState) -> FlatState:
         if self.canon is canonical:  # its hint: a successor shares the untouched nodes of the state expanded
