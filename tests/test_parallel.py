@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import json
+import pickle
 import subprocess
 import sys
 import time
@@ -17,7 +18,8 @@ from dataclasses import asdict
 
 import pytest
 
-from proofs_check.core.engine import Engine
+from proofs_check.core import search
+from proofs_check.core.engine import Engine, InProcessPool
 from proofs_check.core.model import Expect, Property, Undecided
 from proofs_check.core.search import Limits, explore, owner
 from proofs_check.gpu import facts as facts_module
@@ -196,3 +198,47 @@ def test_ringsim_sweep_on_dask_and_local_pool_equals_serial(dask_address, tmp_pa
         got[name] = (tmp_path / name / "results.csv").read_text()
     capsys.readouterr()
     assert got["dask"] == got["serial"] == got["local2"] and got["serial"].count("\n") > 1
+
+
+class _TwoShardsHere(Engine):
+    """Two shards in this process, so that what they send each other can be counted."""
+
+    def __init__(self) -> None:
+        super().__init__("local", 2)
+
+    def pool(self, factory, *args):
+        return InProcessPool(factory, 2, args)
+
+
+def _sent_keys(monkeypatch, limit: int) -> tuple[list, tuple]:
+    """The keys the shards sent each other (every batch) on one size, and the run's figures."""
+    sent: list = []
+
+    class Counting:
+        HIGHEST_PROTOCOL = pickle.HIGHEST_PROTOCOL
+        loads = staticmethod(pickle.loads)
+
+        @staticmethod
+        def dumps(entries, protocol):
+            sent.extend(e[0] for e in entries)
+            return pickle.dumps(entries, protocol)
+
+    monkeypatch.setattr(search, "pickle", Counting)
+    monkeypatch.setattr(search, "SHIPPED_LIMIT", limit)
+    b = Bounds(min_nodes=3, max_nodes=3, depth=7, max_jobs=3, max_w=3)
+    return sent, _figures(_explore(("thm1.pool", "thm1.sif"), b, engine=_TwoShardsHere()))
+
+
+def test_a_shard_sends_a_key_to_its_owner_once_and_never_checkpoints_what_it_sent(monkeypatch):
+    """A key sent in one level is in its owner's seen-set from the next on, so it is not sent
+    again (with two shards: every key at most once); with the cache cleared at every level the
+    same search sends keys again, and both give the serial search's figures."""
+    serial = _figures(_explore(("thm1.pool", "thm1.sif"), Bounds(min_nodes=3, max_nodes=3, depth=7, max_jobs=3,
+                                                                   max_w=3)))
+    once, figures = _sent_keys(monkeypatch, search.SHIPPED_LIMIT)
+    again, figures_again = _sent_keys(monkeypatch, -1)
+    assert figures == serial and figures_again == serial
+    assert len(once) == len(set(once)) and set(once) == set(again) and len(again) > len(once)
+    shard = search.Shard(0, 2, search._Spec(_models(FLAT["thm1.pool"], SMALL)[0], ()))
+    shard.shipped.add(b"sent")
+    assert "shipped" not in shard.checkpoint()

@@ -51,6 +51,7 @@ from proofs_check.core.tally import Rank, Tally
 OUT_OF_MEMORY = "out of memory"  # a level that could not be held in memory: the exploration stops there
 Progress = Callable[[str], None]
 COUNTS = ("generated", "refused", "failures", "pruned")
+SHIPPED_LIMIT = 250_000  # keys a shard remembers having sent to others (``Shard._remember_shipped``)
 
 
 def stderr_progress(msg: str) -> None:
@@ -89,6 +90,7 @@ class Shard(Generic[S, A]):
         self.new_parents: list[Rank] = []
         self.peers: list[Any] | None = None  # Dask actor handles: batches go to peers directly
         self.inbox: list[bytes] = []
+        self.shipped: set[Hashable] = set()  # keys sent to other shards in earlier levels (``_remember_shipped``)
 
     def set_peers(self, peers: list[Any]) -> None:
         self.peers = peers
@@ -128,9 +130,11 @@ class Shard(Generic[S, A]):
             if not isinstance(acts, (list, tuple)):
                 acts = list(acts)
             ex.generated = len(acts)
-            c = successors(model, state, key, path, acts, props, failure_props, tally, pack, shard, seen, out)
+            c = successors(model, state, key, path, acts, props, failure_props, tally, pack, shard, seen, self.shipped,
+                           out)
             ex.refused, ex.failures, ex.pruned = c.refused, c.failures, c.pruned
         self.own = out[self.index]
+        self._remember_shipped(out)
         batches: list[bytes | None] = [
             None if j == self.index or not box else pickle.dumps(list(box.values()), pickle.HIGHEST_PROTOCOL)
             for j, box in enumerate(out)]
@@ -141,6 +145,20 @@ class Shard(Generic[S, A]):
         report: dict[str, Any] = {c: sum(getattr(e, c) for e in self.expanded) for c in COUNTS}
         report.update(tally=tally, timed_out=timed_out, unexpanded=len(self.frontier) - len(self.expanded))
         return batches, report
+
+    def _remember_shipped(self, out: list[dict[Hashable, Shipped]]) -> None:
+        """Keep the keys this level sends to other shards: every key a shard receives is in its
+        seen-set once it has absorbed the level, so a later level need not send it again (most
+        successors of a deep level are states seen before, and half of them belong to another
+        shard). A cache, bounded by ``SHIPPED_LIMIT`` (cleared when full) and never checkpointed:
+        a shard restored from a checkpoint or rebuilt after a lost worker starts without it."""
+        if self.count == 1:
+            return
+        if len(self.shipped) > SHIPPED_LIMIT:
+            self.shipped.clear()
+        for j, box in enumerate(out):
+            if j != self.index:
+                self.shipped.update(box)
 
     def absorb(self, batches: list[bytes | None], open_names: list[str]) -> dict[str, Any]:
         """Keep the unseen successors routed here (minimum-rank discoverer each); state properties.

@@ -68,11 +68,12 @@ def represented(model: Any, st: Step[Any, Any]) -> Step[Any, Any]:
 def successors(model: Any, state: Any, key: Hashable, path: Rank, acts: Sequence[Any],
                props: Sequence[Property[Any, Any]], failure_props: Sequence[Property[Any, Any]],
                tally: Tally, pack: Callable[[Any], Hashable], shard: tuple[int, int], seen: set[Hashable],
-               out: list[dict[Hashable, Shipped]]) -> Counts:
+               shipped: set[Hashable], out: list[dict[Hashable, Shipped]]) -> Counts:
     """Apply each of ``acts`` to ``state`` (packed as ``key``, reached by ``path``); evaluate the
-    transition properties and operator failures; put each successor not already in ``seen`` (this
-    shard's, ``shard`` = (index, count)) into its owner's box of ``out``, keeping the minimum-rank
-    discoverer."""
+    transition properties and operator failures; put each successor into its owner's box of
+    ``out``, keeping the minimum-rank discoverer, unless its owner has it already: it is in
+    ``seen`` (this shard's, ``shard`` = (index, count)) or, owned by another shard, in
+    ``shipped`` (keys this shard sent in an earlier level, which their owners absorbed)."""
     index, count = shard
     c = Counts()
     step, within = model.step, model.within
@@ -97,7 +98,7 @@ def successors(model: Any, state: Any, key: Hashable, path: Rank, acts: Sequence
             tally.evaluate(props, st, False, rank)
         succ = pack(st.state)
         dest = index if count == 1 else owner(succ, count)
-        if dest == index and succ in seen:
+        if succ in (seen if dest == index else shipped):
             continue
         box = out[dest]
         prev = box.get(succ)
