@@ -103,16 +103,28 @@ def job_events(running: dict[int, Job], free: int, demands: tuple[int, ...], max
     label = len(running)
     while label in running:  # only for states that are not representatives
         label += 1
-    # tuple.__new__ with every field (choices: none), as in apply_event; loops, not a generator of
-    # shapes: this runs per expanded state
     events: list[Event] = []
     if len(running) < max_jobs:
-        for g in demands:
-            for w in range(1, min(max_w, free // g) + 1):
-                events.append(_new(Event, (True, label, g, w, ())))
+        events += _arrivals(label, free, demands, max_w)
+    # tuple.__new__ with every field (choices: none), as in apply_event
     for j, (_, g, w) in sorted(running.items()):
         events.append(_new(Event, (False, j, g, w, ())))
     return events
+
+
+# The arrivals of one (label, free GPUs, family, max_w): a search meets few of these and asks for
+# them once per expanded state, so they are built once (events are immutable values). Bounded by
+# the labels below max_jobs times the free-GPU counts of one cluster size.
+_ARRIVALS: Final[dict[tuple[int, int, tuple[int, ...], int], list[Event]]] = {}
+
+
+def _arrivals(label: int, free: int, demands: tuple[int, ...], max_w: int) -> list[Event]:
+    key = (label, free, demands, max_w)
+    made = _ARRIVALS.get(key)
+    if made is None:
+        made = _ARRIVALS[key] = [_new(Event, (True, label, g, w, ())) for g in demands
+                                 for w in range(1, min(max_w, free // g) + 1)]
+    return made
 
 
 # --------------------------------------------------------------------------- what a flat state implies
