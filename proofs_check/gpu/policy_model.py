@@ -100,10 +100,9 @@ class PolicyModel:
         self.capacity = self.proto.capacity
 
         self.fast = True  # apply and undo where the scheduler has it (off: rebuilt per event)
-        self._base_state: FlatState | None = None  # the state ``_base`` was built from
-        self._base: Any = None
-        # _base when its apply and undo is used (COMPASS's AbsStore: trial / view_after / rollback);
-        # typed, so that the compiled build calls those natively, not through a generic method call
+        self._base_state: FlatState | None = None  # the state the last scheduler was built from
+        # that scheduler when its apply and undo is used (COMPASS's AbsStore: trial / view_after /
+        # rollback); typed, so that the compiled build calls those natively, not generically
         self._store: AbsStore | None = None
         self._ready: dict[Event, Step[FlatState, Event]] = {}  # steps ``actions`` ran (all_ties) ...
         self._ready_state: FlatState | None = None  # ... from this state
@@ -112,15 +111,14 @@ class PolicyModel:
         self._wcc: dict[tuple[int, ...], bool] = {}  # wcc_holds per instance-count vector (``within``)
 
     def __getstate__(self) -> dict[str, Any]:  # the prototype and the caches are rebuilt, not shipped
-        return {k: v for k, v in self.__dict__.items() if k not in ("proto", "_base_state", "_base", "_store", "_ready",
+        return {k: v for k, v in self.__dict__.items() if k not in ("proto", "_base_state", "_store", "_ready",
                                                                     "_ready_state", "_packed", "_unpacked", "_wcc")}
 
     def __setstate__(self, d: dict[str, Any]) -> None:
         self.__dict__.update(d)
         self.proto = self.factory(self.size)
-        self._base_state, self._base, self._store, self._ready, self._ready_state = None, None, None, {}, None
-        self._packed = {}
-        self._unpacked, self._wcc = {}, {}
+        self._base_state, self._store, self._ready, self._ready_state = None, None, {}, None
+        self._packed, self._unpacked, self._wcc = {}, {}, {}
 
     def init_states(self) -> Sequence[FlatState]:
         return [flat_key(self.proto.state_key())]
@@ -162,7 +160,7 @@ class PolicyModel:
         pol: Any  # a Policy; with apply and undo also trial / view_after / rollback / instance_counts
         if s is not self._base_state:
             pol = self.proto.with_state(s)
-            self._base_state, self._base = s, pol
+            self._base_state = s
             # view_after reads s back
             self._store = pol if self.fast and isinstance(pol, AbsStore) and pol.state_key() == s else None
         elif self._store is not None:
@@ -176,7 +174,7 @@ class PolicyModel:
 
     def without_fast_path(self) -> None:
         """Rebuild the scheduler for every event from now on (its apply and undo was refused)."""
-        self.fast, self._base_state, self._base, self._store = False, None, None, None
+        self.fast, self._base_state, self._store = False, None, None
 
     def fresh_step(self, s: FlatState, a: Event) -> Step[FlatState, Event]:
         """``a`` from ``s`` on a scheduler rebuilt for it alone (no apply and undo): what the fast
