@@ -291,6 +291,22 @@ def test_parent_hint_never_changes_a_representative(states, rnd):
         canon_mod._MEMO_LIMIT = saved
 
 
+def test_whole_state_memos_hold_one_node_count():
+    """States of another node count drop the whole-state memos (no state of N nodes meets one of
+    N' nodes there), and the node and component memos stay: a search over many cluster sizes
+    does not keep the representatives of every size before."""
+    three = AbsView(G, (NodeView(POOL, (1, 2)), NodeView(EMPTY), NodeView(EMPTY)))
+    four = AbsView(G, three.nodes + (NodeView(POOL, (3,)),))
+    assert canonical(three) == direct(three)
+    classes = len(canon_mod._classes)
+    assert canon_mod._state_memo and all(len(k) == 1 + 3 for k in canon_mod._state_memo)
+    assert canonical(four) == direct(four)
+    assert canon_mod._state_memo and all(len(k) == 1 + 4 for k in canon_mod._state_memo)
+    assert all(len(rep.nodes) == 4 for rep in canon_mod._reps.values())
+    assert len(canon_mod._classes) >= classes  # the component memos were kept
+    assert canonical(three) == direct(three)
+
+
 def components_bfs(jobs):
     """Connected components by breadth-first search over nodes sharing a job."""
     left, out = set(range(len(jobs))), []

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 from dataclasses import asdict
 from typing import Any, Sequence
 
@@ -312,6 +313,27 @@ def test_partitioned_search_equals_serial(kw, limits):
     three = explore(models(1, 2, 3, 4, **kw), PROPS, limits, engine=Engine("local", 3))
     assert _figures(two) == _figures(serial)
     assert _figures(three) == _figures(serial)
+
+
+class _WhereAmI:
+    """A shard that tells which process it runs in."""
+
+    def __init__(self, index: int, count: int) -> None:
+        self.index = index
+
+    def where(self) -> tuple[int, int]:
+        return self.index, os.getpid()
+
+
+def test_local_pool_runs_shard_zero_here_and_forks_the_others():
+    pool = Engine("local", 3).pool(_WhereAmI)
+    try:
+        got = pool.call("where", [()] * 3)
+    finally:
+        pool.close()
+    assert [i for i, _ in got] == [0, 1, 2]
+    pids = [pid for _, pid in got]
+    assert pids[0] == os.getpid() and os.getpid() not in pids[1:] and pids[1] != pids[2]
 
 
 def test_ownership_spreads_states_over_shards():

@@ -3,7 +3,8 @@
 Two services, both domain-free:
 
 * :meth:`Engine.pool` starts ``workers`` stateful *shards* — instances of any class, built in
-  their own process (forked locally; Dask actors pinned one per cluster worker) — and calls a
+  their own process (locally shard 0 in this one and the others forked; Dask actors pinned one
+  per cluster worker) — and calls a
   method on all of them at once (:meth:`Pool.call`), results in shard order. The partitioned
   breadth-first search (``proofs_check.core.search``) runs on it.
 * :meth:`Engine.starmap` runs independent jobs (simulator runs) and yields results in input order.
@@ -82,7 +83,14 @@ def _serve(conn: Any, factory: Callable[..., Any], index: int, count: int, args:
 
 
 class LocalPool:
-    """Shards in forked processes (their arguments reach them through fork, never pickled)."""
+    """Shard 0 in this process and shards 1..K-1 in forked processes (their arguments reach them
+    through fork, never pickled).
+
+    The coordinator runs shard 0 while the forked shards run theirs, instead of waiting idle for
+    K forked shards: one process fewer, shard 0's replies are not pickled, and, since a size's
+    workers are forked from this process, they start with what shard 0 of the sizes before left
+    in this process's memos (the canonical form's classes: a fresh fork per size otherwise
+    computes them again)."""
 
     def __init__(self, factory: Callable[..., Any], count: int, args: tuple[Any, ...]) -> None:
         import multiprocessing as mp
@@ -90,17 +98,19 @@ class LocalPool:
         ctx = mp.get_context("fork")
         self.conns: list[Any] = []
         self.procs: list[Any] = []
-        for i in range(count):
+        for i in range(1, count):
             mine, theirs = ctx.Pipe()
             proc = ctx.Process(target=_serve, args=(theirs, factory, i, count, args), daemon=True)
             proc.start()
             theirs.close()
             self.conns.append(mine)
             self.procs.append(proc)
+        self.local: Any = factory(0, count, *args)
 
     def call(self, method: str, args: Sequence[tuple[Any, ...]]) -> list[Any]:
-        for conn, a in zip(self.conns, args):
+        for conn, a in zip(self.conns, args[1:]):
             conn.send((method, a))
+        mine = getattr(self.local, method)(*args[0])  # meanwhile the forked shards run theirs
         try:
             replies = [conn.recv() for conn in self.conns]
         except (EOFError, OSError) as e:
@@ -110,7 +120,7 @@ class LocalPool:
                 raise MemoryError(f"a shard process ran out of memory in {method}")
             if status == "error":
                 raise RuntimeError(f"shard failed in {method}:\n{value}")
-        return [value for _, value in replies]
+        return [mine] + [value for _, value in replies]
 
     def close(self) -> None:
         for conn in self.conns:
@@ -122,6 +132,7 @@ class LocalPool:
             proc.join(timeout=5)
             if proc.is_alive():
                 proc.terminate()
+        self.local = None
 
     def abort(self) -> None:
         """End the shard processes now (an interrupt: they may be busy in a level)."""
@@ -134,7 +145,7 @@ class LocalPool:
                 proc.kill()
         for conn in self.conns:
             conn.close()
-        self.procs, self.conns = [], []
+        self.procs, self.conns, self.local = [], [], None
 
 
 class DaskPool:

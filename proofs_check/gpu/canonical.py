@@ -63,6 +63,9 @@ class _Node(NamedTuple):
     containers: tuple[_Container, ...]
 
 
+# a _Container / _Node or its plain-tuple twin (what the writers read, by position)
+_PlainContainer = tuple[Desc, int | None, tuple[int, ...]]
+_PlainNode = tuple[str, tuple[_PlainContainer, ...]]
 FlatState = AbsView | Placement
 # tuple.__new__ builds the NamedTuples below and the output views without their Python-level
 # __new__ (Final: C statics in the compiled build); it runs for every component and class met
@@ -76,7 +79,7 @@ class _Adapter(NamedTuple):
 
     make: Callable[[int, tuple[Any, ...]], FlatState]  # (capacity, nodes) -> state
     read: Callable[[Any], _Node]  # a node of the state -> _Node
-    write: Callable[[_Node, dict[int, int]], Any]  # _Node, labels -> a node of the state
+    write: Callable[[_PlainNode, dict[int, int]], Any]  # a node (by position), labels -> a node of the state
 
 
 def canonical(state: FlatState, parent: FlatState | None = None) -> FlatState:
@@ -92,6 +95,8 @@ def canonical(state: FlatState, parent: FlatState | None = None) -> FlatState:
     being looked up again (a deep hash and a deep compare of each node)."""
     ad = _adapter(state)
     nodes = state.nodes
+    if len(nodes) != _size[0]:
+        _new_size(len(nodes))
     if parent is not None and type(parent) is type(state) and len(parent.nodes) == len(nodes):
         known, shared = _parent_seen(parent, ad), parent.nodes
         seen = [known[i] if nd is shared[i] else _seen.get(nd) or _new_seen(nd, ad) for i, nd in enumerate(nodes)]
@@ -126,17 +131,20 @@ def _abs_read(nd: NodeView) -> _Node:
     return _Node(nd.kind, tuple(cs))
 
 
-def _abs_node(node: _Node, labels: dict[int, int]) -> NodeView:
+# The writers read a node by position, (kind, containers) and (desc, anchor, members): a class
+# keeps its nodes as the plain tuples of its normalised key (``_class_of``), which that memo holds
+# anyway, rather than a second copy as _Node / _Container.
+def _abs_node(node: _PlainNode, labels: dict[int, int]) -> NodeView:
     pool: tuple[int, ...] = ()
     slots = []
-    for c in _sorted_containers(node, labels):
-        members = tuple(sorted(labels[j] for j in c.members))
-        if c.desc[0] == "P":
-            pool = members
+    for desc, anchor, members in _sorted_containers(node, labels):
+        relabelled = tuple(sorted([labels[j] for j in members]))
+        if desc[0] == "P":
+            pool = relabelled
         else:
-            assert c.anchor is not None  # every slot container has its anchor
-            slots.append(_new(_SLOT_VIEW, (c.desc[1], labels[c.anchor], c.desc[2], members)))
-    return _new(_NODE_VIEW, (node.kind, pool, tuple(slots)))
+            assert anchor is not None  # every slot container has its anchor
+            slots.append(_new(_SLOT_VIEW, (desc[1], labels[anchor], desc[2], relabelled)))
+    return _new(_NODE_VIEW, (node[0], pool, tuple(slots)))
 
 
 def _placement_read(insts: tuple[Instance, ...]) -> _Node:
@@ -146,8 +154,8 @@ def _placement_read(insts: tuple[Instance, ...]) -> _Node:
     return _Node("node", tuple(_Container(("I", g), None, tuple(js)) for g, js in sorted(by_g.items())))
 
 
-def _placement_node(node: _Node, labels: dict[int, int]) -> tuple[Instance, ...]:
-    return tuple(sorted(Instance(labels[j], c.desc[1]) for c in node.containers for j in c.members))
+def _placement_node(node: _PlainNode, labels: dict[int, int]) -> tuple[Instance, ...]:
+    return tuple(sorted(Instance(labels[j], desc[1]) for desc, _, members in node[1] for j in members))
 
 
 _ABS: Final = _Adapter(AbsView, _abs_read, _abs_node)
@@ -180,8 +188,8 @@ class _Class:
 
     __slots__ = ("code", "size", "nodes", "labels", "write", "shifted")
 
-    def __init__(self, code: tuple, nodes: tuple[_Node, ...], labels: dict[int, int],
-                 write: Callable[[_Node, dict[int, int]], Any]) -> None:
+    def __init__(self, code: tuple, nodes: tuple[_PlainNode, ...], labels: dict[int, int],
+                 write: Callable[[_PlainNode, dict[int, int]], Any]) -> None:
         self.code, self.size, self.nodes, self.labels, self.write = code, len(labels), nodes, labels, write
         self.shifted: dict[int, tuple[Any, ...]] = {}
 
@@ -217,6 +225,20 @@ _norm_memo: Final[dict[_Normalised, _Class]] = {}  # normalised component -> cla
 _classes: Final[dict[tuple, _Class]] = {}  # code -> class (one object per class: outputs are shared)
 _last_parent: Final[list[Any]] = [None, []]  # ``_parent_seen``: the last parent and its nodes' entries
 _reps: Final[dict[tuple, FlatState]] = {}  # (capacity, state type, the sorted classes) -> representative
+
+
+_size: Final = [0]  # the node count of the states the whole-state memos hold
+
+
+def _new_size(n: int) -> None:
+    """Forget the whole-state memos (``_state_memo``, ``_reps``) when states of another node count
+    arrive: a state of N nodes never meets one of N' ≠ N nodes there (the explorer goes from one
+    cluster size to the next), while the per-node and per-component memos serve every size.
+    Exact either way (a memo only saves work); it keeps a search over many sizes from holding
+    the representatives of all the sizes before."""
+    _state_memo.clear()
+    _reps.clear()
+    _size[0] = n
 
 
 def _new_seen(nd: Any, ad: _Adapter) -> _Seen:
@@ -273,7 +295,7 @@ def _assembled(capacity: int, seen: list[_Seen], ad: _Adapter) -> FlatState:
 _CODE: Final = attrgetter("code")
 
 
-def _class_of(part: list[_Seen], write: Callable[[_Node, dict[int, int]], Any]) -> _Class:
+def _class_of(part: list[_Seen], write: Callable[[_PlainNode, dict[int, int]], Any]) -> _Class:
     """The class of a component, through a normalised copy (``_normalised``), so components
     that differ only in job ids, node order or container order share one computation. Exact:
     the copy is the component renumbered, and its code is the minimum over an id- and
@@ -285,7 +307,7 @@ def _class_of(part: list[_Seen], write: Callable[[_Node, dict[int, int]], Any]) 
         code, order, labels = _canonical_component(nodes, bases)
         cls = _classes.get(code)
         if cls is None:
-            cls = _remember(_classes, code, _Class(code, tuple(nodes[i] for i in order), labels, write))
+            cls = _remember(_classes, code, _Class(code, tuple([key[i] for i in order]), labels, write))
         _remember(_norm_memo, key, cls)
     return cls
 
@@ -312,12 +334,13 @@ _BASE: Final = attrgetter("base")
 
 
 # ----------------------------------------------------------------------------- the algorithm
-def _sorted_containers(node: _Node, labels: dict[int, int]) -> list[_Container]:
-    return sorted(node.containers, key=lambda c: _container_code(c, labels))
+def _sorted_containers(node: _PlainNode, labels: dict[int, int]) -> list[_PlainContainer]:
+    return sorted(node[1], key=lambda c: _container_code(c, labels))
 
 
-def _container_code(c: _Container, labels: dict[int, int]) -> tuple:
-    return (c.desc, -1 if c.anchor is None else labels[c.anchor], tuple(sorted([labels[j] for j in c.members])))
+def _container_code(c: _PlainContainer, labels: dict[int, int]) -> tuple:
+    desc, anchor, members = c
+    return (desc, -1 if anchor is None else labels[anchor], tuple(sorted([labels[j] for j in members])))
 
 
 def _node_code(node: _Node, labels: dict[int, int]) -> tuple:
