@@ -30,11 +30,10 @@ How the candidate set is kept small (all steps are invariant):
 
 :func:`canonical` memoises per raw node, per connected component, per component class and per
 sorted sequence of classes (the explorer's successors share most of these with states met before;
-the last makes the states of one class share one representative object); :func:`canonical_map` is the
-direct computation and also returns the node order and relabelling.
-
-The explorer stores representatives and expands them through ``policy.with_state(rep)``, so the
-policy it checks breaks the paper's "pick any" ties by the representative's node order.
+the last makes the states of one class share one representative object); :func:`canonical_map` is
+the direct computation and also returns the node order and relabelling. The explorer expands
+representatives through ``policy.with_state(rep)``: the policy it checks breaks the paper's "pick
+any" ties by the representative's node order.
 """
 from __future__ import annotations
 
@@ -44,7 +43,7 @@ from typing import Any, Callable, Final, Iterable, NamedTuple
 
 from heuristics.gpu.abs_space import AbsView, NodeView, SlotView
 from heuristics.gpu.cluster import Instance, Placement
-from proofs_check.gpu.tie_orders import orders
+from proofs_check.gpu.tie_orders import orders, tie_groups
 
 # A container is the smallest place in a node that holds job instances as a set:
 # ("P",) a pool, ("S", width, anchor_g) a slot (anchor + fillers), ("I", g) the g-GPU instances
@@ -63,9 +62,8 @@ class _Node(NamedTuple):
     containers: tuple[_Container, ...]
 
 
-# a _Container / _Node or its plain-tuple twin (what the writers read, by position)
-_PlainContainer = tuple[Desc, int | None, tuple[int, ...]]
-_PlainNode = tuple[str, tuple[_PlainContainer, ...]]
+_PlainContainer = tuple[Desc, int | None, tuple[int, ...]]  # a _Container or its plain-tuple twin
+_PlainNode = tuple[str, tuple[_PlainContainer, ...]]  # a _Node or its plain-tuple twin (writers read by position)
 FlatState = AbsView | Placement
 # tuple.__new__ builds the NamedTuples below and the output views without their Python-level
 # __new__ (Final: C statics in the compiled build); it runs for every component and class met
@@ -131,9 +129,8 @@ def _abs_read(nd: NodeView) -> _Node:
     return _Node(nd.kind, tuple(cs))
 
 
-# The writers read a node by position, (kind, containers) and (desc, anchor, members): a class
-# keeps its nodes as the plain tuples of its normalised key (``_class_of``), which that memo holds
-# anyway, rather than a second copy as _Node / _Container.
+# The writers read a node by position: a class keeps its nodes as the plain tuples of its
+# normalised key (``_class_of``), which that memo holds anyway, not as a _Node / _Container copy.
 def _abs_node(node: _PlainNode, labels: dict[int, int]) -> NodeView:
     pool: tuple[int, ...] = ()
     slots = []
@@ -220,22 +217,18 @@ _state_memo: Final[dict[tuple[int, ...], FlatState]] = {}  # (capacity, node ser
 _seen: Final[dict[Any, _Seen]] = {}  # raw node -> _Seen (a NodeView, led by its kind, never equals a placement node)
 _serials: Final = count()
 _parts: Final[dict[tuple[int, ...], _Class]] = {}  # serials of a multi-node component's raw nodes -> class
-_Normalised = tuple[tuple[str, tuple[tuple, ...]], ...]  # ``_normalised``: a component as plain tuples
+_Normalised = tuple[_PlainNode, ...]  # ``_normalised``: a component as plain tuples
 _norm_memo: Final[dict[_Normalised, _Class]] = {}  # normalised component -> class
 _classes: Final[dict[tuple, _Class]] = {}  # code -> class (one object per class: outputs are shared)
 _last_parent: Final[list[Any]] = [None, []]  # ``_parent_seen``: the last parent and its nodes' entries
 _reps: Final[dict[tuple, FlatState]] = {}  # (capacity, state type, the sorted classes) -> representative
-
-
-_size: Final = [0]  # the node count of the states the whole-state memos hold
+_size: Final = [0]  # the node count of the states the whole-state memos (_state_memo, _reps) hold
 
 
 def _new_size(n: int) -> None:
-    """Forget the whole-state memos (``_state_memo``, ``_reps``) when states of another node count
-    arrive: a state of N nodes never meets one of N' ≠ N nodes there (the explorer goes from one
-    cluster size to the next), while the per-node and per-component memos serve every size.
-    Exact either way (a memo only saves work); it keeps a search over many sizes from holding
-    the representatives of all the sizes before."""
+    """Forget the whole-state memos at a new node count (a state of N nodes never meets one of
+    N' ≠ N there; the node and component memos serve every size): a search over many cluster
+    sizes does not hold the representatives of all the sizes before."""
     _state_memo.clear()
     _reps.clear()
     _size[0] = n
@@ -450,7 +443,7 @@ def _canonical_component(nodes: list[_Node], bases: list[tuple] | None = None) -
 
     single = {j for j, fp in footprint.items() if len(fp) == 1}
     node_groups = [_twin_classes(g, nodes, single)
-                   for g in _tie_groups(sorted(range(len(nodes)), key=node_keys.__getitem__), node_keys)]
+                   for g in tie_groups(sorted(range(len(nodes)), key=node_keys.__getitem__), node_keys)]
     # Twins: jobs with the same footprint (their colour, a function of the footprint, is then
     # the same too), e.g. several 1-GPU jobs in one pool node; an automorphism swaps them.
     twins: dict[tuple, list[int]] = {}
@@ -466,7 +459,7 @@ def _canonical_component(nodes: list[_Node], bases: list[tuple] | None = None) -
         # (id-free: node position, container shape, role); only jobs tied on both are permuted.
         first = _first_appearance(nodes, node_order)
         unit_key = {u: (colour[u[0]], first[u[0]]) for u in job_units}
-        job_groups = [[[u] for u in g] for g in _tie_groups(sorted(job_units, key=unit_key.__getitem__), unit_key)]
+        job_groups = [[[u] for u in g] for g in tie_groups(sorted(job_units, key=unit_key.__getitem__), unit_key)]
         for unit_order in orders(job_groups):
             labels: dict[int, int] = {}
             for unit in unit_order:
@@ -503,20 +496,6 @@ def _refined_key(node: _Node, base: tuple, colour: dict[int, tuple]) -> tuple:
     return (base, tuple(sorted([
         (c.desc, None if c.anchor is None else colour[c.anchor], tuple(sorted([colour[j] for j in c.members])))
         for c in node.containers])))
-
-
-def _tie_groups(items: list, key_of) -> list[list]:
-    """Consecutive runs of equal keys in an already sorted list."""
-    groups: list[list] = []
-    prev = object()
-    for it in items:
-        k = key_of[it]
-        if groups and k == prev:
-            groups[-1].append(it)
-        else:
-            groups.append([it])
-        prev = k
-    return groups
 
 
 def _twin_classes(group: list[int], nodes: list[_Node], single: set[int]) -> list[list[int]]:

@@ -8,7 +8,7 @@ its own order. k identical twins cost one order instead of k!.
 from __future__ import annotations
 
 from itertools import product
-from typing import Iterator
+from typing import Any, Iterator
 
 
 def orders(groups: list[list[list]]) -> Iterator[list]:
@@ -49,3 +49,17 @@ def arrangements(classes: list[list]) -> Iterator[list]:
                 left[k] += 1
 
     yield from extend()
+
+
+def tie_groups(items: list, key_of: Any) -> list[list]:
+    """Consecutive runs of equal keys in an already sorted list."""
+    groups: list[list] = []
+    prev = object()
+    for it in items:
+        k = key_of[it]
+        if groups and k == prev:
+            groups[-1].append(it)
+        else:
+            groups.append([it])
+        prev = k
+    return groups
