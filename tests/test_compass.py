@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hypothesis.strategies as st
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from heuristics.gpu.abs_space import (
@@ -205,6 +205,63 @@ def test_with_state_round_trip():
     c = state(slotted(SlotView(8, 1, 5, (2, 2)), ), pool(2, 3), EMPTY_NODE)
     assert c.clone().abs_view() == c.abs_view()
     assert c.running() == {1: Job(1, 5, 1), 2: Job(2, 1, 3), 3: Job(3, 1, 1)}
+
+
+@st.composite
+def views_and_distortions(draw):
+    """A small ABS view, and the same view possibly distorted the ways a rebuild can fail to read
+    back: a kind ``_touch`` re-derives (an empty "pool" node), lists where tuples belong, plain
+    tuples where the named views belong (equal, so still a round trip)."""
+    nodes = []
+    for _ in range(draw(st.integers(1, 4))):
+        shape = draw(st.sampled_from(["empty", "pool", "slotted", "hollow pool"]))
+        if shape == "pool":
+            nodes.append(NodeView(POOL, tuple(draw(st.lists(st.integers(0, 5), min_size=1, max_size=3))), ()))
+        elif shape == "slotted":
+            g = draw(st.integers(2, 8))
+            fillers = tuple(draw(st.lists(st.integers(0, 5), max_size=slot_width(g) - g)))
+            nodes.append(slotted(SlotView(slot_width(g), draw(st.integers(6, 9)), g, fillers)))
+        elif shape == "hollow pool":  # no units: _touch makes it EMPTY, so the view does not read back
+            nodes.append(NodeView(POOL, (), ()))
+        else:
+            nodes.append(EMPTY_NODE)
+    distort = draw(st.sampled_from(["none", "units list", "fillers list", "slot list", "plain node", "nodes list"]))
+    out = list(nodes)
+    i = draw(st.integers(0, len(out) - 1))
+    kind, units, slots = out[i]
+    if distort == "units list":
+        out[i] = NodeView(kind, list(units), slots)
+    elif distort == "fillers list" and slots:
+        out[i] = NodeView(kind, units, (slots[0]._replace(fillers=list(slots[0].fillers)),) + slots[1:])
+    elif distort == "slot list" and slots:
+        out[i] = NodeView(kind, units, (list(slots[0]),) + slots[1:])
+    elif distort == "plain node":
+        out[i] = (kind, units, slots)
+    return AbsView(8, list(out) if distort == "nodes list" else tuple(out))
+
+
+class _OwnView(Compass):
+    """A scheduler that writes its own node views (here: every kind in capitals)."""
+
+    def _node_view(self, n: int) -> NodeView:
+        v = super()._node_view(n)
+        return v._replace(kind=v.kind.upper())
+
+
+@settings(max_examples=300, deadline=None)
+@given(views_and_distortions())
+def test_state_is_answers_as_the_full_comparison(view):
+    """``state_is`` (the explorer's check that a rebuilt scheduler reads its view back) answers
+    ``state_key() == view`` whether or not it skips building the view, and a scheduler with its
+    own views is always compared in full."""
+    for cls in (Compass, _OwnView):
+        c = cls(len(view.nodes)).with_state(view)
+        assert c.state_is(view) == (c.state_key() == view)
+    c = Compass(len(view.nodes)).with_state(view)
+    assert (c._built_from is view) == (c.state_key() == view)  # the skip is taken whenever it may be
+    if c.state_is(view) and c.jobs:
+        c.depart(min(c.jobs))  # changed since the rebuild: compared in full again
+        assert c.state_is(view) == (c.state_key() == view)
 
 
 class CompassMachine(RuleBasedStateMachine):

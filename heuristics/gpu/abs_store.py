@@ -187,6 +187,21 @@ class _MinIndex:
         return out
 
 
+# The methods that make a store's view or rebuild it from one: a class that defines none of them
+# itself rebuilds views verbatim (``AbsStore.state_is``).
+_VIEW_METHODS: Final = ("with_state", "abs_view", "state_key", "_node_view", "_touch")
+_OWN_VIEWS: Final[dict[type, bool]] = {}
+
+
+def _own_views(cls: type) -> bool:
+    """Whether ``cls`` takes its views and rebuild from ``AbsStore`` (checked once per class)."""
+    known = _OWN_VIEWS.get(cls)
+    if known is None:
+        base = cls.__mro__.index(AbsStore)
+        known = _OWN_VIEWS[cls] = not any(m in vars(k) for k in cls.__mro__[:base] for m in _VIEW_METHODS)
+    return known
+
+
 # What ``AbsStore._save`` records of a node before its first change in a trial: its kind, pool
 # list, each slot with its filler list, and what ``_touch`` derived from them (vacancy, partial,
 # the key in each index), so ``rollback`` puts all of it back without deriving it again.
@@ -222,6 +237,7 @@ class AbsStore:
         self._log: dict[int, _Saved] | None = None
         self._trial_indexes: tuple[_MinIndex, ...] = ()  # ``_indexes()`` at ``trial()``, for _save and rollback
         self._saved: tuple[dict[int, Job], list[int], dict[int, list[_Slot | _Unit]]] = ({}, [], {})
+        self._built_from: AbsView | None = None  # the view with_state rebuilt verbatim (``state_is``)
         self._partial = 0
         self._is_partial = [False] * N
         self._vac = [0] * N
@@ -353,6 +369,7 @@ class AbsStore:
 
     def _save(self, n: int) -> None:
         """Record node ``n``'s contents before its first change in a trial (see above)."""
+        self._built_from = None  # every operator saves a node before it changes it
         log = self._log
         if log is None or n in log:
             return
@@ -406,6 +423,18 @@ class AbsStore:
     def state_key(self) -> AbsView:
         return self.abs_view()
 
+    def state_is(self, view: AbsView) -> bool:
+        """``state_key() == view``, without building the view when ``with_state(view)`` just
+        rebuilt this scheduler verbatim (the explorer asks it of every state it expands, before it
+        undoes events on the scheduler and reads untouched nodes back from ``view``). Exact: the
+        base ``with_state`` copies every value of ``view`` and ``_node_view`` writes them back
+        unchanged, so the two are equal unless ``_touch`` re-derived a node's kind or a container
+        was not a tuple (``_built_from`` is then None); a subclass that defines its own view or
+        rebuild (``_VIEW_METHODS``) is compared in full."""
+        if self._built_from is view and _own_views(type(self)):
+            return True
+        return self.state_key() == view
+
     def placement(self) -> Placement:
         return view_placement(self.abs_view())
 
@@ -429,9 +458,13 @@ class AbsStore:
         c._settings_of(self, len(view.nodes), view.capacity)
         c._blank()
         members = c.members
+        # Whether abs_view() now equals ``view`` (``state_is``): every kind survived ``_touch``
+        # and every container is a tuple, as ``_node_view`` writes them.
+        verbatim = type(view.nodes) is tuple
         # the views unpacked, not read by attribute: in the compiled build a NamedTuple's
         # attribute is a generic look-up, its unpacking a tuple access (this runs per expanded state)
-        for n, (kind, units, slot_views) in enumerate(view.nodes):
+        for n, nd in enumerate(view.nodes):
+            kind, units, slot_views = nd
             c.kind[n] = kind
             if units:
                 pool = c.pool[n]
@@ -441,7 +474,8 @@ class AbsStore:
                     members.setdefault(j, []).append(u)
             if slot_views:
                 slots = c.slots[n]
-                for width, anchor, g, fillers in slot_views:
+                for sv in slot_views:
+                    width, anchor, g, fillers = sv
                     s = _Slot(width, anchor, g, n)
                     slots.append(s)
                     members.setdefault(anchor, []).append(s)
@@ -449,7 +483,13 @@ class AbsStore:
                         u = _Unit(j, n, s)
                         s.fillers.append(u)
                         members.setdefault(j, []).append(u)
+                    if type(fillers) is not tuple or type(sv) is not _SLOT_VIEW and type(sv) is not tuple:
+                        verbatim = False
             c._touch(n)
+            if c.kind[n] != kind or type(units) is not tuple or type(slot_views) is not tuple or \
+                    type(nd) is not _NODE_VIEW and type(nd) is not tuple:
+                verbatim = False
+        c._built_from = view if verbatim else None
         # a job's shape from its first instance: a gang's instances all have its g (an anchor's, or 1)
         for j, ms in members.items():
             first = ms[0]
@@ -503,6 +543,7 @@ class AbsStore:
             raise ValueError(f"{self.name}: only a level with shared nodes has held units")
         if self._held[n] != units:
             self._held[n] = units
+            self._built_from = None
             self._touch(n)
 
     def held(self) -> list[int]:

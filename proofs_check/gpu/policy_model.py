@@ -162,7 +162,7 @@ class PolicyModel:
             pol = self.proto.with_state(s)
             self._base_state = s
             # view_after reads s back
-            self._store = pol if self.fast and isinstance(pol, AbsStore) and pol.state_key() == s else None
+            self._store = pol if self.fast and isinstance(pol, AbsStore) and pol.state_is(s) else None  # type: ignore[arg-type]
         elif self._store is not None:
             pol = self._store
         else:
@@ -199,7 +199,7 @@ class PolicyModel:
             outcome, migrations, reason = apply_event(store, a)
             if outcome is not _APPLIED:
                 return new_step(s, a, OUTCOMES[outcome], s, migrations, reason)
-            # s is the store's own view (``_run``: state_key() == s), so an AbsView; no cast(), a
+            # s is the store's own view (``_run``: state_is(s)), so an AbsView; no cast(), a
             # function call per transition in pure Python
             st = new_step(s, a, Outcome.APPLIED, store.view_after(s), migrations, reason)  # type: ignore[arg-type]
             st.memo["counts"] = store.instance_counts()  # n_1..n_G, maintained by the scheduler
