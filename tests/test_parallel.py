@@ -23,6 +23,7 @@ from proofs_check.core.engine import Engine, InProcessPool
 from proofs_check.core.model import Expect, Property, Undecided
 from proofs_check.core.search import Limits, explore, owner
 from proofs_check.gpu import facts as facts_module
+from proofs_check.gpu import packed
 from proofs_check.gpu.events import state_to_json
 from proofs_check.gpu.flat_claims import FLAT, Bounds, compass_factory
 from proofs_check.gpu.policy_model import EventBounds, PolicyModel
@@ -116,6 +117,9 @@ def test_ownership_is_the_same_in_every_process_and_spreads_states():
                            capture_output=True, text=True, check=True, env={**os.environ, "PYTHONHASHSEED": "12345"})
     assert json.loads(there.stdout) == here
     assert len(states) > 100 and min(here.count(i) for i in range(3)) > len(states) / 6
+    # the search's keys are packed states: owned by their bytes, spread as well
+    keys = [owner(packed.pack(s), 3) for s in states]
+    assert min(keys.count(i) for i in range(3)) > len(states) / 6
 
 
 def test_missing_dask_or_bad_flags_exit_2_with_one_line(monkeypatch, capsys, tmp_path):

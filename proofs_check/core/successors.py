@@ -51,8 +51,9 @@ def new_step(prev: Any, action: Any, outcome: Outcome, state: Any, detail: Any =
 
 
 def owner(state: Hashable, count: int) -> int:
-    """The shard that owns ``state``: a hash that is the same in every process and on every host."""
-    return zlib.crc32(repr(state).encode()) % count
+    """The shard that owns ``state``: a hash that is the same in every process and on every host
+    (a packed state's own bytes; any other state by its ``repr``)."""
+    return zlib.crc32(state if isinstance(state, bytes) else repr(state).encode()) % count
 
 
 def represented(model: Any, st: Step[Any, Any]) -> Step[Any, Any]:
