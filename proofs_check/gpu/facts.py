@@ -32,7 +32,7 @@ class Facts:
     """Lazily computed quantities of one step's state (and the event and migrations that led to
     it, for transition claims)."""
 
-    __slots__ = ("key", "n_nodes", "capacity", "event", "migrations", "_counts", "_phi_pi")
+    __slots__ = ("key", "n_nodes", "capacity", "event", "migrations", "_counts", "_phi_pi", "_view", "_kinds")
 
     def __init__(self, key: FlatState, event: Event | None = None, migrations: tuple[Migration, ...] = ()):
         self.key = key
@@ -41,12 +41,14 @@ class Facts:
         self.event, self.migrations = event, migrations
         self._counts: tuple[int, ...] | None = None
         self._phi_pi: int | None = None
+        self._view = key if isinstance(key, AbsView) else None
+        self._kinds: tuple[int, int, int] | None = None  # pool nodes, slotted nodes, pool units
 
     @property
     def view(self) -> AbsView:
-        if not isinstance(self.key, AbsView):
+        if self._view is None:
             raise TypeError("this claim needs an ABS state (AbsView); the policy exposes a Placement")
-        return self.key
+        return self._view
 
     @property
     def counts(self) -> tuple[int, ...]:
@@ -66,10 +68,28 @@ class Facts:
         return exact_phi_star(self.counts, self.n_nodes)
 
     def n_pool(self) -> int:
-        return sum(1 for nd in self.view.nodes if nd.kind == POOL)
+        return self._node_kinds()[0]
 
     def n_slotted(self) -> int:
-        return sum(1 for nd in self.view.nodes if nd.kind == SLOTTED)
+        return self._node_kinds()[1]
+
+    def pool_units(self) -> int:
+        """1-GPU instances in pools, over all nodes."""
+        return self._node_kinds()[2]
+
+    def _node_kinds(self) -> tuple[int, int, int]:
+        """(pool nodes, slotted nodes, pool units) in one walk of the nodes: the coverage
+        counters of several claims read them for every state checked."""
+        if self._kinds is None:
+            pools = slotted = units = 0
+            for nd in self.view.nodes:
+                if nd.kind == POOL:
+                    pools += 1
+                elif nd.kind == SLOTTED:
+                    slotted += 1
+                units += len(nd.pool)
+            self._kinds = (pools, slotted, units)
+        return self._kinds
 
 
 def facts(st: Step[FlatState, Event]) -> Facts:

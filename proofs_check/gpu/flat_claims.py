@@ -81,7 +81,8 @@ class OnFacts:
         self.fn = fn
 
     def __call__(self, st: Step[FlatState, Event]) -> Any:
-        return self.fn(facts(st))
+        f = st.memo.get("facts")  # ``facts(st)``, without its call once the step has them
+        return self.fn(f if f is not None else facts(st))
 
 
 def _slotted(f: Facts) -> Numbers | None:
@@ -194,10 +195,6 @@ def _phi_pi(f: Facts) -> float:
 # claims), so a report shows whether the part of the premise that makes a claim non-trivial
 # was exercised — e.g. "≤ 1 non-full pool node" says little unless the 1-GPU instances in
 # pools needed two or more pool nodes.
-def _pool_units(f: Facts) -> int:
-    return sum(len(nd.pool) for nd in f.view.nodes)
-
-
 def _fillers(f: Facts, fuf_only: bool = False) -> bool:
     return any(s.fillers for nd in f.view.nodes for s in nd.slots if not fuf_only or is_fuf(s.anchor_g))
 
@@ -205,7 +202,7 @@ def _fillers(f: Facts, fuf_only: bool = False) -> bool:
 Coverage = tuple[tuple[str, Callable[[Facts], bool]], ...]
 _TWO_SLOTTED: Coverage = (("states with ≥ 2 slotted nodes", lambda f: f.n_slotted() >= 2),)
 _TWO_POOLS: Coverage = (
-    ("states with ≥ 2 pool nodes' worth of 1-GPU instances in pools (> G)", lambda f: _pool_units(f) > f.capacity),
+    ("states with ≥ 2 pool nodes' worth of 1-GPU instances in pools (> G)", lambda f: f.pool_units() > f.capacity),
     ("states with ≥ 2 pool nodes", lambda f: f.n_pool() >= 2))
 _TWO_PARTIAL: Coverage = (("states with Φπ ≥ 2", lambda f: f.phi_pi >= 2),)
 _SLOT_FILLERS: Coverage = (("states with a filler in a slot", _fillers),
