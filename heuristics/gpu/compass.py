@@ -120,6 +120,7 @@ VARIANTS: dict[str, Variant] = {
 _new: Final = tuple.__new__
 _MIGRATION: Final = Migration
 _APPLIED: Final = Outcome.APPLIED
+_REFUSED: Final = Outcome.REFUSED  # a refusal built here as ``_applied`` builds its result (once per refused arrival)
 _NOTHING_MOVED: Final = EventResult.applied()
 
 
@@ -161,12 +162,13 @@ class Compass(AbsStore):
         """Algorithm 1 lines 3–9: Place every instance, then Compact; all-or-nothing."""
         # unpacked once: from compiled code each attribute of a NamedTuple is a generic look-up
         jid, g, w = job
-        check_job_shape(g, w, self.capacity)
+        if not 1 <= g <= self.capacity or w < 1:  # the call only to raise its error: it is interpreted
+            check_job_shape(g, w, self.capacity)
         if jid in self.jobs:
             raise ValueError(f"job {jid} is already running")
         room = self._admissible(g)
         if room < w:
-            return EventResult.refused(f"does not fit: room for {room} of {w} instances of g={g}")
+            return _new(EventResult, (_REFUSED, (), f"does not fit: room for {room} of {w} instances of g={g}"))
         if self.variant.filler_reserve and not self._keeps_reserve(job):
             return EventResult.refused("does not fit: a filler would lose its seat to return to")
         if self._choosing_in_trial():

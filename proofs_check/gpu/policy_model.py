@@ -42,6 +42,7 @@ OUTCOMES: Final = {PolicyOutcome.APPLIED: Outcome.APPLIED, PolicyOutcome.REFUSED
                    PolicyOutcome.FAILED: Outcome.FAILED}
 PolicyFactory = Callable[[int], ViewPolicy]
 _APPLIED: Final = PolicyOutcome.APPLIED
+_REFUSED: Final = PolicyOutcome.REFUSED
 
 
 @dataclass(frozen=True)
@@ -197,8 +198,9 @@ class PolicyModel:
             # unpacked once: from compiled code each attribute of the result (a NamedTuple of an
             # interpreted module, ``ok`` a Python property) is a generic attribute look-up
             outcome, migrations, reason = apply_event(store, a)
-            if outcome is not _APPLIED:
-                return new_step(s, a, OUTCOMES[outcome], s, migrations, reason)
+            if outcome is not _APPLIED:  # by identity: an Enum's hash (a dict key) is a Python-level call
+                return new_step(s, a, Outcome.REFUSED if outcome is _REFUSED else OUTCOMES[outcome], s, migrations,
+                                reason)
             # s is the store's own view (``_run``: state_is(s)), so an AbsView; no cast(), a
             # function call per transition in pure Python
             st = new_step(s, a, Outcome.APPLIED, store.view_after(s), migrations, reason)  # type: ignore[arg-type]
