@@ -389,6 +389,29 @@ def test_trial_rollback_is_a_rebuild(variant, n):
     run()
 
 
+@pytest.mark.parametrize("copy_of", ["pickle", "deepcopy"])
+def test_a_copied_scheduler_runs_on_as_the_original(copy_of):
+    """A pickled or deep-copied COMPASS (its indexes start with one empty bucket list shared by
+    every key, which a copy shares alike) goes on exactly as the original."""
+    import copy
+    import pickle
+    from hypothesis import given
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(st.data())
+    def run(data) -> None:
+        c = Compass(4)
+        for k in range(data.draw(st.integers(0, 4))):
+            _event(c, data, 100 + k)(c)
+        d = pickle.loads(pickle.dumps(c)) if copy_of == "pickle" else copy.deepcopy(c)
+        for k in range(6):
+            ev = _event(c, data, 200 + k)
+            assert ev(d) == ev(c)
+            assert _internals(d) == _internals(c)
+
+    run()
+
+
 class _Unguarded(Compass):
     """COMPASS with Compact's passes run after every event (no partial-node shortcut)."""
 

@@ -140,7 +140,11 @@ class _MinIndex:
 
     def __init__(self, n_nodes: int, n_keys: int) -> None:
         self._cur: list[int] = [_UNSET] * n_nodes
-        self._buckets: list[list[int]] = [[] for _ in range(n_keys)]
+        # one empty list shared by every key at first, never written to: ``set`` puts a node into
+        # an empty bucket as a new list (a store is rebuilt per expanded state, and most of an
+        # index's G + 1 buckets stay empty; pickles and copies may share empty lists alike)
+        empty: list[int] = []
+        self._buckets: list[list[int]] = [empty] * n_keys
 
     def set(self, n: int, k: int) -> None:
         """Record ``k`` (a key, or ``OFF``) as node ``n``'s current key (``AbsStore._touch``
@@ -157,8 +161,11 @@ class _MinIndex:
             buckets[old].remove(n)
         if k >= 0:
             b = buckets[k]
+            if not b:  # perhaps the shared empty list (``__init__``): replaced, never appended to
+                buckets[k] = [n]
+                return
             b.append(n)
-            if len(b) > 1 and b[-2] > n:
+            if b[-2] > n:
                 b.sort()
 
     def size(self, k: int) -> int:
