@@ -106,10 +106,21 @@ def job_events(running: dict[int, Job], free: int, demands: tuple[int, ...], max
     events: list[Event] = []
     if len(running) < max_jobs:
         events += _arrivals(label, free, demands, max_w)
-    # tuple.__new__ with every field (choices: none), as in apply_event
     for j, (_, g, w) in sorted(running.items()):
-        events.append(_new(Event, (False, j, g, w, ())))
+        events.append(_departure(j, g, w))
     return events
+
+
+# The departure of one (label, g, w), as ``_ARRIVALS``: few such keys, one per expanded state and job.
+_DEPARTURES: Final[dict[tuple[int, int, int], Event]] = {}
+
+
+def _departure(job: int, g: int, w: int) -> Event:
+    key = (job, g, w)
+    made = _DEPARTURES.get(key)
+    if made is None:  # tuple.__new__ with every field (choices: none), as in apply_event
+        made = _DEPARTURES[key] = _new(Event, (False, job, g, w, ()))
+    return made
 
 
 # The arrivals of one (label, free GPUs, family, max_w): a search meets few of these and asks for
@@ -146,21 +157,30 @@ def counts_of_state(key: FlatState, capacity: int) -> tuple[int, ...]:
 
 def running_jobs(key: FlatState) -> dict[int, Job]:
     """The running jobs a state implies (every instance of a job is placed: gang)."""
-    shape: dict[int, list[int]] = {}
+    shape: dict[int, list[int]] = {}  # job -> [g of its first instance, instances]
     if isinstance(key, AbsView):
         # unpacked, not read by attribute (``AbsStore.with_state``): this runs per expanded state
         for _, units, slots in key.nodes:
             for j in units:
-                shape.setdefault(j, [1, 0])[1] += 1
+                _count(shape, j, 1)
             for _, anchor, g, fillers in slots:
-                shape.setdefault(anchor, [g, 0])[1] += 1
+                _count(shape, anchor, g)
                 for j in fillers:
-                    shape.setdefault(j, [1, 0])[1] += 1
+                    _count(shape, j, 1)
     else:
         for node in key.nodes:
             for i in node:
-                shape.setdefault(i.job, [i.g, 0])[1] += 1
+                _count(shape, i.job, i.g)
     return {j: _new(_JOB, (j, g, w)) for j, (g, w) in shape.items()}
+
+
+def _count(shape: dict[int, list[int]], job: int, g: int) -> None:
+    """One more instance of ``job`` (``setdefault`` would build its default list every time)."""
+    seen = shape.get(job)
+    if seen is None:
+        shape[job] = [g, 1]
+    else:
+        seen[1] += 1
 
 
 def used_per_node(key: FlatState) -> list[int]:
