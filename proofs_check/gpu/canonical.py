@@ -25,7 +25,7 @@ How the candidate set is kept small (all steps are invariant):
 3. *Twins* — jobs with exactly the same footprint (same containers, same multiplicities; hence
    the same colour), e.g. several 1-GPU jobs in one pool node — are swapped by an automorphism,
    so one order among them suffices. So are *twin nodes* — tied nodes equal once the jobs held
-   by a single place are replaced by one token (:func:`_twin_classes`): k identical slotted nodes
+   by a single place are replaced by one token (``tie_orders.twin_classes``): k identical slotted nodes
    cost one order, not k! (a sampled state with 14 tied nodes took 16 s before).
 
 :func:`canonical` memoises per raw node, per connected component, per component class and per
@@ -43,7 +43,7 @@ from typing import Any, Callable, Final, Iterable, NamedTuple
 
 from heuristics.gpu.abs_space import AbsView, NodeView, SlotView
 from heuristics.gpu.cluster import Instance, Placement
-from proofs_check.gpu.tie_orders import orders, tie_groups
+from proofs_check.gpu.tie_orders import orders, tie_groups, twin_classes
 
 # A container is the smallest place in a node that holds job instances as a set:
 # ("P",) a pool, ("S", width, anchor_g) a slot (anchor + fillers), ("I", g) the g-GPU instances
@@ -223,6 +223,7 @@ _classes: Final[dict[tuple, _Class]] = {}  # code -> class (one object per class
 _last_parent: Final[list[Any]] = [None, []]  # ``_parent_seen``: the last parent and its nodes' entries
 _reps: Final[dict[tuple, FlatState]] = {}  # (capacity, state type, the sorted classes) -> representative
 _size: Final = [0]  # the node count of the states the whole-state memos (_state_memo, _reps) hold
+_shapes: Final[dict[tuple, tuple]] = {}  # node code or normalised node -> its kept copy (``_interned``)
 
 
 def _new_size(n: int) -> None:
@@ -300,9 +301,20 @@ def _class_of(part: list[_Seen], write: Callable[[_PlainNode, dict[int, int]], A
         code, order, labels = _canonical_component(nodes, bases)
         cls = _classes.get(code)
         if cls is None:
+            code = tuple([_interned(nc) for nc in code])
+            key = tuple([_interned(nd) for nd in key])
             cls = _remember(_classes, code, _Class(code, tuple([key[i] for i in order]), labels, write))
+        else:
+            key = tuple([_interned(nd) for nd in key])
         _remember(_norm_memo, key, cls)
     return cls
+
+
+def _interned(t: tuple) -> tuple:
+    """The one kept copy of an equal node code or normalised node: the classes' codes and the
+    normalised keys repeat a few node shapes many times (thm1n6 --workers 2: 82 -> 71 MB)."""
+    kept = _shapes.get(t)
+    return kept if kept is not None else _remember(_shapes, t, t)
 
 
 def _normalised(part: list[_Seen]) -> tuple[_Normalised, list[tuple]]:
@@ -442,7 +454,7 @@ def _canonical_component(nodes: list[_Node], bases: list[tuple] | None = None) -
     node_keys = [_refined_key(nd, b, colour) for nd, b in zip(nodes, bases)]
 
     single = {j for j, fp in footprint.items() if len(fp) == 1}
-    node_groups = [_twin_classes(g, nodes, single)
+    node_groups = [twin_classes(g, nodes, single)
                    for g in tie_groups(sorted(range(len(nodes)), key=node_keys.__getitem__), node_keys)]
     # Twins: jobs with the same footprint (their colour, a function of the footprint, is then
     # the same too), e.g. several 1-GPU jobs in one pool node; an automorphism swaps them.
@@ -496,25 +508,3 @@ def _refined_key(node: _Node, base: tuple, colour: dict[int, tuple]) -> tuple:
     return (base, tuple(sorted([
         (c.desc, None if c.anchor is None else colour[c.anchor], tuple(sorted([colour[j] for j in c.members])))
         for c in node.containers])))
-
-
-def _twin_classes(group: list[int], nodes: list[_Node], single: set[int]) -> list[list[int]]:
-    """The nodes of one tie group, split into *twin* classes (each ascending): nodes equal once
-    every job with a single place in the component (so held by that node alone) is replaced by
-    one token. Swapping two twins, and their single-place jobs container by container, is an
-    automorphism, so the twins of a class need only be tried in one order (k identical nodes
-    cost one order, not k!)."""
-    if len(group) == 1:  # most groups: a node alone needs no key
-        return [group]
-    classes: dict[tuple, list[int]] = {}
-    for n in group:
-        classes.setdefault(_twin_key(nodes[n], single), []).append(n)
-    return list(classes.values())
-
-
-def _twin_key(node: _Node, single: set[int]) -> tuple:
-    def token(j: int) -> tuple:
-        return (1,) if j in single else (0, j)
-
-    return (node.kind, tuple(sorted([(c.desc, None if c.anchor is None else token(c.anchor),
-                                      tuple(sorted([token(j) for j in c.members]))) for c in node.containers])))

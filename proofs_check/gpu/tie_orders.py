@@ -63,3 +63,27 @@ def tie_groups(items: list, key_of: Any) -> list[list]:
             groups.append([it])
         prev = k
     return groups
+
+
+def twin_classes(group: list[int], nodes: list[Any], single: set[int]) -> list[list[int]]:
+    """The nodes of one tie group, split into *twin* classes (each ascending): nodes equal once
+    every job with a single place in the component (so held by that node alone) is replaced by
+    one token. Swapping two twins, and their single-place jobs container by container, is an
+    automorphism, so the twins of a class need only be tried in one order (k identical nodes
+    cost one order, not k!). A node is read by position: (kind, containers), each container
+    (desc, anchor, members) (``canonical._Node``)."""
+    if len(group) == 1:  # most groups: a node alone needs no key
+        return [group]
+    classes: dict[tuple, list[int]] = {}
+    for n in group:
+        classes.setdefault(_twin_key(nodes[n], single), []).append(n)
+    return list(classes.values())
+
+
+def _twin_key(node: Any, single: set[int]) -> tuple:
+    def token(j: int) -> tuple:
+        return (1,) if j in single else (0, j)
+
+    kind, containers = node
+    return (kind, tuple(sorted([(desc, None if anchor is None else token(anchor), tuple(sorted([token(j) for j in members])))
+                                for desc, anchor, members in containers])))
