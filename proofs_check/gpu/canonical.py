@@ -194,7 +194,7 @@ class _Class:
         made = self.shifted.get(offset)
         if made is None:
             labels = {j: offset + lab for j, lab in self.labels.items()}
-            made = self.shifted[offset] = tuple(self.write(nd, labels) for nd in self.nodes)
+            made = self.shifted[offset] = tuple([_interned(self.write(nd, labels)) for nd in self.nodes])
         return made
 
 
@@ -223,7 +223,7 @@ _classes: Final[dict[tuple, _Class]] = {}  # code -> class (one object per class
 _last_parent: Final[list[Any]] = [None, []]  # ``_parent_seen``: the last parent and its nodes' entries
 _reps: Final[dict[tuple, FlatState]] = {}  # (capacity, state type, the sorted classes) -> representative
 _size: Final = [0]  # the node count of the states the whole-state memos (_state_memo, _reps) hold
-_shapes: Final[dict[tuple, tuple]] = {}  # node code or normalised node -> its kept copy (``_interned``)
+_shapes: Final[dict[tuple, Any]] = {}  # node code, normalised or output node -> its kept copy (``_interned``)
 
 
 def _new_size(n: int) -> None:
@@ -311,8 +311,9 @@ def _class_of(part: list[_Seen], write: Callable[[_PlainNode, dict[int, int]], A
 
 
 def _interned(t: tuple) -> tuple:
-    """The one kept copy of an equal node code or normalised node: the classes' codes and the
-    normalised keys repeat a few node shapes many times (thm1n6 --workers 2: 82 -> 71 MB)."""
+    """One kept object per value of a node code, normalised node or output node (equal values,
+    so sharing them changes nothing): classes repeat a few node shapes many times (pure thm1n6
+    --workers 2: 82 -> 71 MB, then 65 MB with the output nodes too)."""
     kept = _shapes.get(t)
     return kept if kept is not None else _remember(_shapes, t, t)
 
