@@ -209,6 +209,13 @@ def _own_views(cls: type) -> bool:
     return known
 
 
+# Shared by every store, never written to (a store is rebuilt per expanded state): the flat level's
+# unused index of held-only nodes, and what ``trial`` saved before any trial (``rollback`` refuses
+# to run without one).
+_NO_INDEX: Final = _MinIndex(0, 0)
+_NOTHING_SAVED: Final[tuple[dict[int, Job], list[int], dict[int, list[_Slot | _Unit]]]] = ({}, [], {})
+
+
 # What ``AbsStore._save`` records of a node before its first change in a trial: its kind, pool
 # list, each slot with its filler list, and what ``_touch`` derived from them (vacancy, partial,
 # the key in each index), so ``rollback`` puts all of it back without deriving it again.
@@ -243,7 +250,7 @@ class AbsStore:
         self._touched: set[int] | None = None  # nodes changed since ``trial()`` (None: not recording)
         self._log: dict[int, _Saved] | None = None
         self._trial_indexes: tuple[_MinIndex, ...] = ()  # ``_indexes()`` at ``trial()``, for _save and rollback
-        self._saved: tuple[dict[int, Job], list[int], dict[int, list[_Slot | _Unit]]] = ({}, [], {})
+        self._saved: tuple[dict[int, Job], list[int], dict[int, list[_Slot | _Unit]]] = _NOTHING_SAVED
         self._built_from: AbsView | None = None  # the view with_state rebuilt verbatim (``state_is``)
         self._partial = 0
         self._is_partial = [False] * N
@@ -257,7 +264,7 @@ class AbsStore:
         self._empty, self._by_room, self._by_fill, self._vacant = (_MinIndex(N, K), _MinIndex(N, K), _MinIndex(N, K),
                                                                     _MinIndex(N, K))
         self._held = [0] * N
-        self._held_room = _MinIndex(N if self._shared else 0, K if self._shared else 0)  # flat: never used
+        self._held_room = _MinIndex(N, K) if self._shared else _NO_INDEX  # flat: never used
         self._all_indexes = (self._empty, self._by_room, self._by_fill, self._vacant) + (
             (self._held_room,) if self._shared else ())
 
