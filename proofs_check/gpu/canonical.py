@@ -299,13 +299,11 @@ def _class_of(part: list[_Seen], write: Callable[[_PlainNode, dict[int, int]], A
     if cls is None:
         nodes = [_new(_Node, (kind, tuple([_new(_Container, c) for c in cs]))) for kind, cs in key]
         code, order, labels = _canonical_component(nodes, bases)
+        key = tuple([_interned(nd) for nd in key])
         cls = _classes.get(code)
         if cls is None:
             code = tuple([_interned(nc) for nc in code])
-            key = tuple([_interned(nd) for nd in key])
             cls = _remember(_classes, code, _Class(code, tuple([key[i] for i in order]), labels, write))
-        else:
-            key = tuple([_interned(nd) for nd in key])
         _remember(_norm_memo, key, cls)
     return cls
 
