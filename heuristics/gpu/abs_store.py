@@ -121,7 +121,6 @@ class _Unit:
         self.job, self.node, self.slot = job, node, slot
 
 
-_UNSET: Final = -2  # a node's key before its first ``set`` (never a key, never ``OFF``)
 OFF: Final = -1  # the key of a node that an index does not hold (``_MinIndex.set``)
 
 
@@ -132,14 +131,15 @@ class _MinIndex:
     The index of Proposition 2 over counts of GPUs or instances on a node (so the buckets are a
     list indexed by key, not a dict): an update removes the node from one bucket and inserts it
     into another, keeping each sorted, so a lowest-index query is O(1). A node whose key is
-    ``OFF`` is not indexed. Each node's current key is an integer array entry (``_UNSET`` before
-    the first ``set``), read by ``AbsStore._touch`` several times per event. Plain integers and
-    list methods, not ``bisect``: a bucket's block move is O(N) either way, and the compiled build
-    runs them natively (a call into ``bisect`` from compiled code cost more than the update).
+    ``OFF`` is not indexed. Each node's current key is an integer array entry (``OFF``, not
+    indexed, until its first ``set``), read by ``AbsStore._touch`` several times per event. Plain
+    integers and list methods, not ``bisect``: a bucket's block move is O(N) either way, and the
+    compiled build runs them natively (a call into ``bisect`` from compiled code cost more than
+    the update).
     """
 
     def __init__(self, n_nodes: int, n_keys: int) -> None:
-        self._cur: list[int] = [_UNSET] * n_nodes
+        self._cur: list[int] = [OFF] * n_nodes
         # one empty list shared by every key at first, never written to: ``set`` puts a node into
         # an empty bucket as a new list (a store is rebuilt per expanded state, and most of an
         # index's G + 1 buckets stay empty; pickles and copies may share empty lists alike)
@@ -305,8 +305,8 @@ class AbsStore:
         if partial != self._is_partial[n]:
             self._is_partial[n] = partial
             self._partial += 1 if partial else -1
-        # _UNSET is never a key: a node not indexed yet always gets set. Written out per index:
-        # this runs several times per event.
+        # Written out per index: this runs several times per event. A key already right (OFF of a
+        # node not indexed yet, in ``with_state``) is not set again.
         h = OFF
         if kind == EMPTY:
             e = 0
@@ -448,6 +448,13 @@ class AbsStore:
         if self._built_from is view and _own_views(type(self)):
             return True
         return self.state_key() == view
+
+    def jobs_of(self, view: AbsView) -> dict[int, Job] | None:
+        """The running jobs of ``view`` (``proofs_check.gpu.events.running_jobs``) when
+        ``with_state(view)`` just rebuilt this scheduler verbatim (``state_is``): its own ``jobs``,
+        which the rebuild derived from the view in the same order (the dict itself, to read
+        before any event); else None."""
+        return self.jobs if self._built_from is view and _own_views(type(self)) else None
 
     def placement(self) -> Placement:
         return view_placement(self.abs_view())

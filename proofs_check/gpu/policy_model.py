@@ -25,7 +25,7 @@ from typing import Any, Callable, Final, Hashable, Iterator, Sequence
 
 from heuristics.gpu.abs_space import AbsView
 from heuristics.gpu.abs_store import AbsStore
-from heuristics.gpu.cluster import Placement
+from heuristics.gpu.cluster import Job, Placement
 from heuristics.gpu.policy import Outcome as PolicyOutcome
 from heuristics.gpu.policy import EventResult, StateKey, ViewPolicy
 from oracle.gpu.paper_phi import wcc_holds
@@ -125,12 +125,23 @@ class PolicyModel:
         return [flat_key(self.proto.state_key())]
 
     def actions(self, s: FlatState) -> Sequence[Event]:
-        running = running_jobs(s)
+        running = self._running(s)
         # every instance of a running job holds g GPUs: one walk of the state, not a second for the free GPUs
         free = self.size * self.capacity - sum([j.g * j.w for j in running.values()])
         e = self.events
         events = job_events(running, free, e.demands, e.max_jobs, e.max_w)
         return self._every_tie(s, events) if e.all_ties else events
+
+    def _running(self, s: FlatState) -> dict[int, Job]:
+        """``running_jobs(s)``. With apply and undo, the jobs of the scheduler that ``step`` will
+        apply ``s``'s events to, built here (``AbsStore.with_state`` derives them in its own walk
+        of the state: one walk per expanded state, not two)."""
+        if self.fast and isinstance(self.proto, AbsStore):
+            self._scheduler(s)
+            jobs = None if self._store is None else self._store.jobs_of(s)
+            if jobs is not None:
+                return jobs
+        return running_jobs(s)
 
     def _every_tie(self, s: FlatState, events: list[Event]) -> list[Event]:
         """Each event once per distinct result (successor and migration count, or the outcome of
@@ -158,20 +169,24 @@ class PolicyModel:
         # The search steps every action of one state in a row. With apply and undo (COMPASS:
         # ``trial`` / ``view_after`` / ``rollback``) one scheduler is built per state and every
         # event is undone on it; other policies are rebuilt from ``s`` per action.
-        pol: Any  # a Policy; with apply and undo also trial / view_after / rollback / instance_counts
+        pol = self._scheduler(s)
+        if ties is None:  # most events: no chooser to install (``answering`` would do nothing)
+            return self._apply(pol, s, a)
+        with answering(pol, ties):
+            return self._apply(pol, s, a)
+
+    def _scheduler(self, s: FlatState) -> Any:
+        """The scheduler to apply an event of ``s`` to: a Policy; with apply and undo the one
+        built for ``s`` (``_store``, also with trial / view_after / rollback / instance_counts)."""
         if s is not self._base_state:
             pol = self.proto.with_state(s)
             self._base_state = s
             # view_after reads s back
             self._store = pol if self.fast and isinstance(pol, AbsStore) and pol.state_is(s) else None  # type: ignore[arg-type]
-        elif self._store is not None:
-            pol = self._store
-        else:
-            pol = self.proto.with_state(s)
-        if ties is None:  # most events: no chooser to install (``answering`` would do nothing)
-            return self._apply(pol, s, a)
-        with answering(pol, ties):
-            return self._apply(pol, s, a)
+            return pol
+        if self._store is not None:
+            return self._store
+        return self.proto.with_state(s)
 
     def without_fast_path(self) -> None:
         """Rebuild the scheduler for every event from now on (its apply and undo was refused)."""
