@@ -449,7 +449,7 @@ class AbsStore:
             return True
         return self.state_key() == view
 
-    def jobs_of(self, view: AbsView) -> dict[int, Job] | None:
+    def jobs_of(self, view: StateKey) -> dict[int, Job] | None:
         """The running jobs of ``view`` (``proofs_check.gpu.events.running_jobs``) when
         ``with_state(view)`` just rebuilt this scheduler verbatim (``state_is``): its own ``jobs``,
         which the rebuild derived from the view in the same order (the dict itself, to read
