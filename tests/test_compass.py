@@ -25,6 +25,7 @@ from heuristics.gpu.abs_space import (
 from heuristics.gpu.cluster import Job, partial_nodes, placement_violations
 from heuristics.gpu.compass import VARIANTS, Compass, make_variant
 from heuristics.gpu.registry import make_policy
+from proofs_check.gpu.events import running_jobs
 
 
 def slotted(*slots: SlotView) -> NodeView:
@@ -264,6 +265,11 @@ def test_state_is_answers_as_the_full_comparison(view):
         assert c.state_is(view) == (c.state_key() == view)
     c = Compass(len(view.nodes)).with_state(view)
     assert (c._built_from is view) == (c.state_key() == view)  # the skip is taken whenever it may be
+    # the running jobs the explorer reads off the rebuilt scheduler: running_jobs(view), in its order
+    jobs = c.jobs_of(view)
+    assert (jobs is None) == (c._built_from is not view)
+    assert jobs is None or list(jobs.items()) == list(running_jobs(view).items())
+    assert _OwnView(len(view.nodes)).with_state(view).jobs_of(view) is None
     if c.state_is(view) and c.jobs:
         c.depart(min(c.jobs))  # changed since the rebuild: compared in full again
         assert c.state_is(view) == (c.state_key() == view)
