@@ -6,6 +6,7 @@ process, whatever the child does)."""
 from __future__ import annotations
 
 import json
+import multiprocessing
 import sys
 import time
 from pathlib import Path
@@ -119,7 +120,7 @@ def test_spare_core_needs_fork_and_a_second_cpu(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(ahead_mod.os, "sched_getaffinity", lambda pid: {0}, raising=False)
     assert not ahead_mod.spare_core()
     monkeypatch.setattr(ahead_mod.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
-    assert ahead_mod.spare_core() == ("fork" in ahead_mod.mp.get_all_start_methods())
+    assert ahead_mod.spare_core() == ("fork" in multiprocessing.get_all_start_methods())
 
 
 @pytest.mark.parametrize("broken", [False, True])

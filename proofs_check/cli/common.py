@@ -39,7 +39,6 @@ import time
 import traceback
 from contextlib import contextmanager
 from enum import IntEnum
-from importlib import metadata
 from pathlib import Path
 from typing import Any, Callable, Iterator, NoReturn, TypeVar
 
@@ -150,6 +149,7 @@ class CliParser(argparse.ArgumentParser):
 def version_text(prog: str) -> str:
     """``PROG placement-oracles X.Y.Z (Python 3.11.4)``: what ``--version`` prints and a crash
     report starts with (``unknown version`` when run from a source tree that is not installed)."""
+    from importlib import metadata  # here, not at the top: see ``_Version``
     try:
         version = metadata.version(DISTRIBUTION)
     except metadata.PackageNotFoundError:
@@ -161,10 +161,21 @@ def make_parser(prog: str, description: str | None = None, **kwargs: Any) -> Cli
     """A parser for ``prog`` with ``--version``; abbreviations of long options are always refused
     (``allow_abbrev=False``; passing ``allow_abbrev`` is a TypeError)."""
     parser = CliParser(prog=prog, description=description, allow_abbrev=False, **kwargs)
-    parser.add_argument("--version", action="version", version=version_text(prog),
+    parser.add_argument("--version", action=_Version, nargs=0, default=argparse.SUPPRESS,
                         help="print the program's name, the placement-oracles version and the Python version, "
                              "and exit 0")
     return parser
+
+
+class _Version(argparse.Action):
+    """``--version``: :func:`version_text`, looked up when asked for (argparse's own action takes
+    the text when the parser is built: the installed distribution's metadata, about 25 ms of every
+    run's start-up, most of it importing ``importlib.metadata``)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> NoReturn:
+        print(version_text(parser.prog))
+        parser.exit()
 
 
 def positive(kind: Callable[[str], T]) -> Callable[[str], T]:

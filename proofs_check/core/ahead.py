@@ -11,21 +11,24 @@ goes wrong there (an exception, a result pickle cannot take, the child killed) m
 :meth:`Ahead.take` return None for that and every later item, and the caller computes it here;
 never a different result, never a crash. The child ignores SIGINT (the parent decides), dies
 with its parent, and is terminated by :meth:`Ahead.close` when it is no longer wanted.
+
+``multiprocessing`` and ``core.children`` are imported when a child is wanted, not with this
+module: a run with nothing to compute ahead (one cluster size) does not pay their 15 ms of
+start-up.
 """
 from __future__ import annotations
 
-import multiprocessing as mp
 import os
 from contextlib import contextmanager
 from typing import Any, Callable, Generic, Hashable, Iterator, Sequence, TypeVar
-
-from proofs_check.core.children import worker_init
 
 K = TypeVar("K", bound=Hashable)
 
 
 def spare_core() -> bool:
     """This process may run work ahead: it can fork, and more than one CPU is available to it."""
+    import multiprocessing as mp
+
     if "fork" not in mp.get_all_start_methods():
         return False
     getaff = getattr(os, "sched_getaffinity", None)
@@ -34,6 +37,8 @@ def spare_core() -> bool:
 
 
 def _serve(conn: Any, fn: Callable[[Any], Any], items: Sequence[Any], parent: int) -> None:
+    from proofs_check.core.children import worker_init
+
     worker_init(parent)
     for x in items:
         try:
@@ -47,6 +52,8 @@ class Ahead(Generic[K]):
     """``fn(x)`` for each of ``items``, computed in order in a forked child process."""
 
     def __init__(self, fn: Callable[[K], Any], items: Sequence[K]) -> None:
+        import multiprocessing as mp
+
         ctx = mp.get_context("fork")
         self._conn, child = ctx.Pipe(duplex=False)
         self._proc: Any = ctx.Process(target=_serve, args=(child, fn, list(items), os.getpid()), daemon=True)
