@@ -92,20 +92,21 @@ def canonical(state: FlatState, parent: FlatState | None = None) -> FlatState:
     it came from). Those nodes' memo entries are the parent's, taken by identity instead of
     being looked up again (a deep hash and a deep compare of each node)."""
     ad = _adapter(state)
-    nodes = state.nodes
+    capacity, nodes = state  # unpacked: in the compiled build a NamedTuple attribute is a generic look-up
     if len(nodes) != _size[0]:
         _new_size(len(nodes))
-    if parent is not None and type(parent) is type(state) and len(parent.nodes) == len(nodes):
-        known, shared = _parent_seen(parent, ad), parent.nodes
+    shared = parent[1] if parent is not None and type(parent) is type(state) else ()
+    if parent is not None and len(shared) == len(nodes):
+        known = _parent_seen(parent, ad)
         seen = [known[i] if nd is shared[i] else _seen.get(nd) or _new_seen(nd, ad) for i, nd in enumerate(nodes)]
     else:
         seen = [_seen.get(nd) or _new_seen(nd, ad) for nd in nodes]
     # The key names the state by its nodes' serial numbers, sorted (renumbering nodes keeps the
     # class): the memo keeps no raw state alive, and meets states that differ in node order.
-    key = (state.capacity, *sorted([s.serial for s in seen]))
+    key = (capacity, *sorted([s.serial for s in seen]))
     rep = _state_memo.get(key)
     if rep is None:
-        rep = _remember(_state_memo, key, _assembled(state.capacity, seen, ad))
+        rep = _remember(_state_memo, key, _assembled(capacity, seen, ad))
     return rep
 
 

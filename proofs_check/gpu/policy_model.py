@@ -43,6 +43,10 @@ OUTCOMES: Final = {PolicyOutcome.APPLIED: Outcome.APPLIED, PolicyOutcome.REFUSED
 PolicyFactory = Callable[[int], ViewPolicy]
 _APPLIED: Final = PolicyOutcome.APPLIED
 _REFUSED: Final = PolicyOutcome.REFUSED
+# The step outcomes of the two usual results, as C statics in the compiled build (``Outcome.X`` is
+# a look-up on the Enum class each time: two of them per transition)
+_STEP_APPLIED: Final = Outcome.APPLIED
+_STEP_REFUSED: Final = Outcome.REFUSED
 
 
 @dataclass(frozen=True)
@@ -214,13 +218,12 @@ class PolicyModel:
             # interpreted module, ``ok`` a Python property) is a generic attribute look-up
             outcome, migrations, reason = apply_event(store, a)
             if outcome is not _APPLIED:  # by identity: an Enum's hash (a dict key) is a Python-level call
-                return new_step(s, a, Outcome.REFUSED if outcome is _REFUSED else OUTCOMES[outcome], s, migrations,
+                return new_step(s, a, _STEP_REFUSED if outcome is _REFUSED else OUTCOMES[outcome], s, migrations,
                                 reason)
             # s is the store's own view (``_run``: state_is(s)), so an AbsView; no cast(), a
-            # function call per transition in pure Python
-            st = new_step(s, a, Outcome.APPLIED, store.view_after(s), migrations, reason)  # type: ignore[arg-type]
-            st.memo["counts"] = store.instance_counts()  # n_1..n_G, maintained by the scheduler
-            return st
+            # function call per transition in pure Python. The memo: n_1..n_G, maintained by the scheduler.
+            return new_step(s, a, _STEP_APPLIED, store.view_after(s), migrations, reason,  # type: ignore[arg-type]
+                            {"counts": store.instance_counts()})
         finally:
             store.rollback()
 
