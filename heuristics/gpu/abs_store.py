@@ -218,8 +218,9 @@ _NOTHING_SAVED: Final[tuple[dict[int, Job], list[int], dict[int, list[_Slot | _U
 
 # What ``AbsStore._save`` records of a node before its first change in a trial: its kind, pool
 # list, each slot with its filler list, and what ``_touch`` derived from them (vacancy, partial,
-# the key in each index), so ``rollback`` puts all of it back without deriving it again.
-_Saved = tuple[str, list[_Unit], list[tuple[_Slot, list[_Unit]]], int, bool, list[int]]
+# the key in each index: empty, room, fill, vacant, held room), so ``rollback`` puts all of it
+# back without deriving it again.
+_Saved = tuple[str, list[_Unit], list[tuple[_Slot, list[_Unit]]], int, bool, int, int, int, int, int]
 
 @mypyc_attr(allow_interpreted_subclasses=True)
 class AbsStore:
@@ -249,7 +250,6 @@ class AbsStore:
         self._counts = [0] * (self.capacity + 1)
         self._touched: set[int] | None = None  # nodes changed since ``trial()`` (None: not recording)
         self._log: dict[int, _Saved] | None = None
-        self._trial_indexes: tuple[_MinIndex, ...] = ()  # ``_indexes()`` at ``trial()``, for _save and rollback
         self._saved: tuple[dict[int, Job], list[int], dict[int, list[_Slot | _Unit]]] = _NOTHING_SAVED
         self._built_from: AbsView | None = None  # the view with_state rebuilt verbatim (``state_is``)
         self._partial = 0
@@ -264,9 +264,7 @@ class AbsStore:
         self._empty, self._by_room, self._by_fill, self._vacant = (_MinIndex(N, K), _MinIndex(N, K), _MinIndex(N, K),
                                                                     _MinIndex(N, K))
         self._held = [0] * N
-        self._held_room = _MinIndex(N, K) if self._shared else _NO_INDEX  # flat: never used
-        self._all_indexes = (self._empty, self._by_room, self._by_fill, self._vacant) + (
-            (self._held_room,) if self._shared else ())
+        self._held_room = _MinIndex(N, K) if self._shared else _NO_INDEX  # flat: never used (its key stays OFF)
 
     def _free(self, n: int) -> int:
         """F(n) = G − held(n) − |P(n)| − Σ_{s∈S(n)} w(s); on a slotted node D(n) (``Level``)."""
@@ -323,12 +321,17 @@ class AbsStore:
             r = self.capacity - profiled if kind == SLOTTED else OFF
             f_ = len(pool) if kind == POOL else OFF
             v = 0 if kind == SLOTTED and vac else OFF
+        self._index(n, e, r, f_, v, h)
+
+    def _index(self, n: int, e: int, r: int, f: int, v: int, h: int) -> None:
+        """Node ``n``'s keys are now ``e``, ``r``, ``f``, ``v``, ``h`` in the empty, room, fill,
+        vacant and held-room indexes (``_touch``, and ``rollback`` putting saved keys back)."""
         if self._empty._cur[n] != e:
             self._empty.set(n, e)
         if self._by_room._cur[n] != r:
             self._by_room.set(n, r)
-        if self._by_fill._cur[n] != f_:
-            self._by_fill.set(n, f_)
+        if self._by_fill._cur[n] != f:
+            self._by_fill.set(n, f)
         if self._vacant._cur[n] != v:
             self._vacant.set(n, v)
         if self._shared and self._held_room._cur[n] != h:
@@ -376,7 +379,6 @@ class AbsStore:
         """Start an event that ``rollback`` will undo (a refused or failed event changes nothing)."""
         self._touched = set()
         self._log = {}
-        self._trial_indexes = self._indexes()
         # An event only adds a job's list (arrival) or deletes one (departure), never changes a
         # list in place: a shallow copy restores the keys, their order and the untouched lists.
         self._saved = (dict(self.jobs), list(self._counts), dict(self.members))
@@ -387,12 +389,10 @@ class AbsStore:
         log = self._log
         if log is None or n in log:
             return
-        log[n] = (self.kind[n], list(self.pool[n]), [(s, list(s.fillers)) for s in self.slots[n]], self._vac[n],
-                  self._is_partial[n], [ix._cur[n] for ix in self._trial_indexes])
-
-    def _indexes(self) -> tuple[_MinIndex, ...]:
-        """Every index over nodes that ``_touch`` keeps (what ``rollback`` restores)."""
-        return self._all_indexes
+        slots = self.slots[n]
+        log[n] = (self.kind[n], list(self.pool[n]), [(s, list(s.fillers)) for s in slots] if slots else [],
+                  self._vac[n], self._is_partial[n], self._empty._cur[n], self._by_room._cur[n],
+                  self._by_fill._cur[n], self._vacant._cur[n], self._held_room._cur[n] if self._shared else OFF)
 
     def view_after(self, view: AbsView) -> AbsView:
         """``abs_view()`` during a trial started from ``view`` (this scheduler's ``with_state(view)``,
@@ -412,13 +412,12 @@ class AbsStore:
         if touched is None or log is None:
             raise RuntimeError("rollback without trial")
         self.jobs, self._counts, self.members = self._saved
-        indexes, self._trial_indexes = self._trial_indexes, ()
-        for n, (kind, pool, slots, vac, partial, keys) in log.items():
+        for n, (kind, pool, slots, vac, partial, ke, kr, kf, kv, kh) in log.items():
             self.kind[n] = kind
             self.pool[n] = pool
             for u in pool:
                 u.node, u.slot = n, None
-            self.slots[n] = [sl for sl, _ in slots]
+            self.slots[n] = [sl for sl, _ in slots] if slots else []
             for sl, fillers in slots:
                 sl.node, sl.fillers = n, fillers
                 for f in fillers:
@@ -430,9 +429,7 @@ class AbsStore:
             if partial != self._is_partial[n]:
                 self._is_partial[n] = partial
                 self._partial += 1 if partial else -1
-            for ix, k in zip(indexes, keys):
-                if ix._cur[n] != k:
-                    ix.set(n, k)
+            self._index(n, ke, kr, kf, kv, kh)
 
     def state_key(self) -> AbsView:
         return self.abs_view()
