@@ -358,10 +358,13 @@ class AbsStore:
 
     def _node_view(self, n: int) -> NodeView:
         # Built by tuple.__new__, not the NamedTuples' own __new__ (a Python-level function): the
-        # same values, a third of the cost, and this runs for every node an event touches.
-        slots = tuple([_new(_SLOT_VIEW, (s.width, s.job, s.g, tuple([f.job for f in s.fillers])))
-                       for s in self.slots[n]])
-        return _new(_NODE_VIEW, (self.kind[n], tuple([u.job for u in self.pool[n]]), slots))
+        # same values, a third of the cost, and this runs for every node an event touches. An
+        # empty part is (), not an empty comprehension (a call in pure Python): a flat node has
+        # a pool or slots, never both.
+        slots, pool = self.slots[n], self.pool[n]
+        slot_views = tuple([_new(_SLOT_VIEW, (s.width, s.job, s.g, tuple([f.job for f in s.fillers]) if s.fillers
+                                              else ())) for s in slots]) if slots else ()
+        return _new(_NODE_VIEW, (self.kind[n], tuple([u.job for u in pool]) if pool else (), slot_views))
 
     # ----------------------------------------------------------------- apply and undo (the explorer)
     # The explorer applies every event of a state to ONE scheduler built from that state

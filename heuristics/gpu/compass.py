@@ -315,9 +315,14 @@ class Compass(AbsStore):
 
     def _may_strand_fillers(self, job_id: int) -> bool:
         """False when the departing job's fillers surely find seats outside its own slots."""
-        own = [m for m in self.members[job_id] if isinstance(m, _Slot)]
-        fillers = sum(len(s.fillers) for s in own)
-        return fillers > 0 and fillers > self._unit_room() - sum(s.vacancy for s in own)
+        # a loop, not comprehensions: this runs per departure, and most departing jobs hold no slot
+        own: list[_Slot] = []
+        fillers = 0
+        for m in self.members[job_id]:
+            if isinstance(m, _Slot):
+                own.append(m)
+                fillers += len(m.fillers)
+        return fillers > 0 and fillers > self._unit_room() - sum([s.vacancy for s in own])
 
     # ----------------------------------------------------------------- Place (§4.3.2)
     def _place(self, job: int, g: int) -> list[Migration]:
@@ -526,7 +531,8 @@ class Compass(AbsStore):
             dests.append(d)
             if i + 1 < len(s.fillers):  # the seat is held for the fillers still to choose
                 self._claim(d)
-        self._unclaim(dests[:-1])
+        if len(dests) > 1:
+            self._unclaim(dests[:-1])
         moves = []
         src = s.node
         self._save(src)

@@ -173,7 +173,8 @@ class PolicyModel:
         # The search steps every action of one state in a row. With apply and undo (COMPASS:
         # ``trial`` / ``view_after`` / ``rollback``) one scheduler is built per state and every
         # event is undone on it; other policies are rebuilt from ``s`` per action.
-        pol = self._scheduler(s)
+        # the scheduler of the state stepped before, without a call (most steps: every action of a state in a row)
+        pol = self._store if s is self._base_state and self._store is not None else self._scheduler(s)
         if ties is None:  # most events: no chooser to install (``answering`` would do nothing)
             return self._apply(pol, s, a)
         with answering(pol, ties):
