@@ -542,7 +542,10 @@ class AbsStore:
 
     def _unit_room(self) -> int:
         """Seats a 1-GPU instance could take: slot vacancies, pool room, empty nodes."""
-        pool = sum((self.capacity - c) * self._by_fill.size(c) for c in range(1, self.capacity))
+        pool = 0
+        fill = self._by_fill._buckets
+        for c in range(1, self.capacity):  # a loop over the buckets, not sum() of a generator: per arrival
+            pool += (self.capacity - c) * len(fill[c])
         return self._vac_total + pool + self.capacity * self._empty.size(0)
 
     def set_blocked(self, n: int, blocked: bool) -> None:

@@ -304,9 +304,14 @@ class Compass(AbsStore):
         if g == 1:
             return self._unit_room()
         w = self.variant.width(g)
-        rooms = sum((d // w) * self._by_room.size(d) for d in range(w, self.capacity))
+        rooms = 0
+        by_room = self._by_room._buckets
+        for d in range(w, self.capacity):  # a loop over the buckets, not sum() of a generator: per arrival
+            rooms += (d // w) * len(by_room[d])
         if self._shared:  # and the free units of pool and held-only nodes (``Level``)
-            rooms += sum((d // w) * self._held_room.size(d) for d in range(w, self.capacity))
+            held = self._held_room._buckets
+            for d in range(w, self.capacity):
+                rooms += (d // w) * len(held[d])
         return rooms + self._empty.size(0) * (self.capacity // w)
 
     def compact(self) -> tuple[Migration, ...]:
