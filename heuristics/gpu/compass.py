@@ -541,7 +541,7 @@ class Compass(AbsStore):
         moves = []
         src = s.node
         self._save(src)
-        for f, d in zip(list(s.fillers), dests):
+        for f, d in zip(list(s.fillers), dests) if dests else ():  # most slots leave with no filler
             # the slot's node is re-indexed once, below: the destinations are chosen already,
             # so nothing reads its keys meanwhile
             s.fillers.remove(f)
@@ -601,7 +601,8 @@ class Compass(AbsStore):
     def _class_items(self, cls: str, n: int) -> list[_Slot | _Unit]:
         if cls == "pool":
             return list(self.pool[n])
-        return [s for s in self.slots[n] if s.width == SLOT_CLASSES[cls]]
+        slots = self.slots[n]
+        return [s for s in slots if s.width == SLOT_CLASSES[cls]] if slots else []
 
     def _room(self, cls: str, n: int) -> int:
         """room_C(n) (reading 2): G − |P(n)| for the pool class (F(n): the same on a flat pool

@@ -60,9 +60,10 @@ def represented(model: Any, st: Step[Any, Any]) -> Step[Any, Any]:
     """``st`` with its state replaced by the representative. The step is the model's fresh
     value and only the search holds it, so it is updated in place rather than copied (the
     memo is kept: what a model caches there is a function of the equivalence class)."""
-    rep = model.representative(st.state)
-    if rep is not st.state:
-        object.__setattr__(st, "state", rep)
+    state = st.state
+    rep = model.representative(state)
+    if rep is not state:
+        st.__dict__["state"] = rep  # a frozen dataclass: its field written as ``new_step`` writes them
     return st
 
 
