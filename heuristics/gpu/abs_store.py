@@ -217,10 +217,8 @@ _NOTHING_SAVED: Final[tuple[dict[int, Job], list[int], dict[int, list[_Slot | _U
 
 
 # What ``AbsStore._save`` records of a node before its first change in a trial: its kind, pool
-# list, each slot with its filler list, and what ``_touch`` derived from them (vacancy, partial,
-# the key in each index: empty, room, fill, vacant, held room), so ``rollback`` puts all of it
-# back without deriving it again.
-_Saved = tuple[str, list[_Unit], list[tuple[_Slot, list[_Unit]]], int, bool, int, int, int, int, int]
+# list and each slot with its filler list (``rollback`` puts them back and touches the node).
+_Saved = tuple[str, list[_Unit], list[tuple[_Slot, list[_Unit]]]]
 
 @mypyc_attr(allow_interpreted_subclasses=True)
 class AbsStore:
@@ -321,17 +319,12 @@ class AbsStore:
             r = self.capacity - profiled if kind == SLOTTED else OFF
             f_ = len(pool) if kind == POOL else OFF
             v = 0 if kind == SLOTTED and vac else OFF
-        self._index(n, e, r, f_, v, h)
-
-    def _index(self, n: int, e: int, r: int, f: int, v: int, h: int) -> None:
-        """Node ``n``'s keys are now ``e``, ``r``, ``f``, ``v``, ``h`` in the empty, room, fill,
-        vacant and held-room indexes (``_touch``, and ``rollback`` putting saved keys back)."""
         if self._empty._cur[n] != e:
             self._empty.set(n, e)
         if self._by_room._cur[n] != r:
             self._by_room.set(n, r)
-        if self._by_fill._cur[n] != f:
-            self._by_fill.set(n, f)
+        if self._by_fill._cur[n] != f_:
+            self._by_fill.set(n, f_)
         if self._vacant._cur[n] != v:
             self._vacant.set(n, v)
         if self._shared and self._held_room._cur[n] != h:
@@ -373,11 +366,12 @@ class AbsStore:
     # records the node's kind, its pool list and each slot with its filler list (``_save``), and
     # every change is followed by ``_touch`` of that node. ``view_after(view)`` reads the new
     # state rebuilding only the touched nodes' views; ``rollback()`` puts the recorded lists and
-    # every recorded object's place back (objects an arrival made are dropped) and what ``_touch``
-    # had derived for those nodes (vacancy, partial, index keys): it restores, it does not derive
-    # again. Afterwards the scheduler is the one it was: the same objects in the same
-    # containers, jobs, counts and index keys (``tests/test_compass.py`` checks it against a
-    # rebuild after random events).
+    # every recorded object's place back (objects an arrival made are dropped), then touches those
+    # nodes, as the operators do after a change (which derives their vacancy, partial flag and
+    # index keys from the restored contents: as cheap as saving and restoring those values,
+    # measured in both builds, and one way of deriving them). Afterwards the scheduler is the one
+    # it was: the same objects in the same containers, jobs, counts and index keys
+    # (``tests/test_compass.py`` checks it against a rebuild after random events).
     def trial(self) -> None:
         """Start an event that ``rollback`` will undo (a refused or failed event changes nothing)."""
         self._touched = set()
@@ -393,9 +387,7 @@ class AbsStore:
         if log is None or n in log:
             return
         slots = self.slots[n]
-        log[n] = (self.kind[n], list(self.pool[n]), [(s, list(s.fillers)) for s in slots] if slots else [],
-                  self._vac[n], self._is_partial[n], self._empty._cur[n], self._by_room._cur[n],
-                  self._by_fill._cur[n], self._vacant._cur[n], self._held_room._cur[n] if self._shared else OFF)
+        log[n] = (self.kind[n], list(self.pool[n]), [(s, list(s.fillers)) for s in slots] if slots else [])
 
     def view_after(self, view: AbsView) -> AbsView:
         """``abs_view()`` during a trial started from ``view`` (this scheduler's ``with_state(view)``,
@@ -415,7 +407,7 @@ class AbsStore:
         if touched is None or log is None:
             raise RuntimeError("rollback without trial")
         self.jobs, self._counts, self.members = self._saved
-        for n, (kind, pool, slots, vac, partial, ke, kr, kf, kv, kh) in log.items():
+        for n, (kind, pool, slots) in log.items():
             self.kind[n] = kind
             self.pool[n] = pool
             for u in pool:
@@ -425,14 +417,7 @@ class AbsStore:
                 sl.node, sl.fillers = n, fillers
                 for f in fillers:
                     f.node, f.slot = n, sl
-            # what _touch derived before the change, put back (a touched node that was never
-            # saved was not changed, so its derived values are still right)
-            self._vac_total += vac - self._vac[n]
-            self._vac[n] = vac
-            if partial != self._is_partial[n]:
-                self._is_partial[n] = partial
-                self._partial += 1 if partial else -1
-            self._index(n, ke, kr, kf, kv, kh)
+            self._touch(n)
 
     def state_key(self) -> AbsView:
         return self.abs_view()
