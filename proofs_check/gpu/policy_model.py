@@ -167,14 +167,17 @@ class PolicyModel:
     def step(self, s: FlatState, a: Event) -> Step[FlatState, Event]:
         if s is self._ready_state and a in self._ready:
             return self._ready.pop(a)
-        return self._run(s, a, Script(a.choices) if a.choices else None)
+        if not a.choices:
+            if s is self._base_state and self._store is not None:  # ``_run``'s usual case, one call fewer
+                return self._apply(self._store, s, a)
+            return self._run(s, a, None)
+        return self._run(s, a, Script(a.choices))
 
     def _run(self, s: FlatState, a: Event, ties: Chooser | None) -> Step[FlatState, Event]:
         # The search steps every action of one state in a row. With apply and undo (COMPASS:
         # ``trial`` / ``view_after`` / ``rollback``) one scheduler is built per state and every
         # event is undone on it; other policies are rebuilt from ``s`` per action.
-        # the scheduler of the state stepped before, without a call (most steps: every action of a state in a row)
-        pol = self._store if s is self._base_state and self._store is not None else self._scheduler(s)
+        pol = self._scheduler(s)
         if ties is None:  # most events: no chooser to install (``answering`` would do nothing)
             return self._apply(pol, s, a)
         with answering(pol, ties):
