@@ -97,13 +97,16 @@ def canonical(state: FlatState, parent: FlatState | None = None) -> FlatState:
         _new_size(len(nodes))
     shared = parent[1] if parent is not None and type(parent) is type(state) else ()
     if parent is not None and len(shared) == len(nodes):
-        known = _parent_seen(parent, ad)
+        # the entries of the last parent without a call (the explorer canonicalises its successors in a row)
+        known = _last_parent[1] if _last_parent[0] is parent else _parent_seen(parent, ad)
         seen = [known[i] if nd is shared[i] else _seen.get(nd) or _new_seen(nd, ad) for i, nd in enumerate(nodes)]
     else:
         seen = [_seen.get(nd) or _new_seen(nd, ad) for nd in nodes]
     # The key names the state by its nodes' serial numbers, sorted (renumbering nodes keeps the
     # class): the memo keeps no raw state alive, and meets states that differ in node order.
-    key = (capacity, *sorted([s.serial for s in seen]))
+    serials = [s.serial for s in seen]
+    serials.sort()
+    key = (capacity, *serials)
     rep = _state_memo.get(key)
     if rep is None:
         rep = _remember(_state_memo, key, _assembled(capacity, seen, ad))
