@@ -286,17 +286,18 @@ class AbsStore:
         elif kind == POOL and not pool or kind == SLOTTED and not slots:
             kind = self.kind[n] = EMPTY
         vac = profiled = used = 0
-        for s in slots:
-            f = len(s.fillers)
-            vac += s.width - s.g - f
-            profiled += s.width
-            used += s.g + f
+        if slots:
+            for s in slots:
+                f = len(s.fillers)
+                vac += s.width - s.g - f
+                profiled += s.width
+                used += s.g + f
+        elif kind == POOL:  # (a node with slots is never POOL)
+            used = len(pool)
         old_vac = self._vac[n]
         if vac != old_vac:
             self._vac_total += vac - old_vac
             self._vac[n] = vac
-        if kind == POOL:
-            used = len(pool)
         partial = 0 < used < self.capacity
         if partial != self._is_partial[n]:
             self._is_partial[n] = partial
