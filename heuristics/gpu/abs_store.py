@@ -286,13 +286,13 @@ class AbsStore:
         elif kind == POOL and not pool or kind == SLOTTED and not slots:
             kind = self.kind[n] = EMPTY
         vac = profiled = used = 0
-        if slots:
+        if slots:  # no loop set up for a node without slots (most touched nodes are pool nodes)
             for s in slots:
                 f = len(s.fillers)
                 vac += s.width - s.g - f
                 profiled += s.width
                 used += s.g + f
-        elif kind == POOL:  # (a node with slots is never POOL)
+        if kind == POOL:
             used = len(pool)
         old_vac = self._vac[n]
         if vac != old_vac:
@@ -431,16 +431,19 @@ class AbsStore:
         unchanged, so the two are equal unless ``_touch`` re-derived a node's kind or a container
         was not a tuple (``_built_from`` is then None); a subclass that defines its own view or
         rebuild (``_VIEW_METHODS``) is compared in full."""
-        if self._built_from is view and _own_views(type(self)):
-            return True
-        return self.state_key() == view
+        return self._verbatim(view) or self.state_key() == view
 
     def jobs_of(self, view: StateKey) -> dict[int, Job] | None:
         """The running jobs of ``view`` (``proofs_check.gpu.events.running_jobs``) when
         ``with_state(view)`` just rebuilt this scheduler verbatim (``state_is``): its own ``jobs``,
         which the rebuild derived from the view in the same order (the dict itself, to read
         before any event); else None."""
-        return self.jobs if self._built_from is view and _own_views(type(self)) else None
+        return self.jobs if self._verbatim(view) else None
+
+    def _verbatim(self, view: StateKey) -> bool:
+        """``with_state(view)`` rebuilt this scheduler verbatim (its ``verbatim`` flag) and no
+        operator has changed it since, and its class takes its views and rebuild from here."""
+        return self._built_from is view and _own_views(type(self))
 
     def placement(self) -> Placement:
         return view_placement(self.abs_view())

@@ -283,7 +283,7 @@ def code_identity() -> dict[str, Any]:
     """The code a checkpoint was made with: the installed version of the distribution (None when
     run from a source tree) and the SHA-256 of every .py and .json file of oracle/, heuristics/
     and proofs_check/ (relative path and content, sorted by path)."""
-    from importlib import metadata  # only a checkpointed run asks (``common._Version``)
+    from importlib import metadata  # here, not at the top: only a checkpointed run asks (``common._Version``)
     try:
         version: str | None = metadata.version("placement-oracles")
     except metadata.PackageNotFoundError:

@@ -245,11 +245,11 @@ def _new_seen(nd: Any, ad: _Adapter) -> _Seen:
 
 
 def _parent_seen(parent: FlatState, ad: _Adapter) -> list[_Seen]:
-    """The memo entries of ``parent``'s nodes (``canonical``'s hint), kept for the last parent:
-    the explorer canonicalises a state's successors one after the other. Holding an entry past
-    a memo clear is exact: an entry describes its node, and serials are never reused."""
-    if _last_parent[0] is not parent:
-        _last_parent[0], _last_parent[1] = parent, [_seen.get(nd) or _new_seen(nd, ad) for nd in parent.nodes]
+    """The memo entries of ``parent``'s nodes (``canonical``'s hint), kept as the last parent's
+    (``canonical`` reads them from there while its parent stays the same: the explorer
+    canonicalises a state's successors one after the other). Holding an entry past a memo clear
+    is exact: an entry describes its node, and serials are never reused."""
+    _last_parent[0], _last_parent[1] = parent, [_seen.get(nd) or _new_seen(nd, ad) for nd in parent.nodes]
     return _last_parent[1]
 
 
