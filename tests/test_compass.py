@@ -395,6 +395,36 @@ def test_trial_rollback_is_a_rebuild(variant, n):
     run()
 
 
+@pytest.mark.parametrize("variant", ["literal", "repaired"])
+def test_policy_model_undoes_an_event_before_the_scheduler_is_used_again(variant):
+    """PolicyModel undoes an event on its scheduler when it next needs the scheduler, not at once
+    (the last event of a state is never undone): every action of a state stepped in a row equals
+    the step on a fresh scheduler, and the scheduler asked for afterwards is the state's own."""
+    from hypothesis import given
+
+    from proofs_check.gpu.flat_claims import compass_factory
+    from proofs_check.gpu.policy_model import EventBounds, PolicyModel
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(st.data())
+    def run(data) -> None:
+        n = data.draw(st.integers(1, 4))
+        c = Compass(n, variant=variant)
+        for k in range(data.draw(st.integers(0, 6))):
+            _event(c, data, 100 + k)(c)
+        model = PolicyModel(compass_factory(variant), n, EventBounds(tuple(range(1, 9)), 4, 4))
+        view = model.representative(c.abs_view())
+        acts = list(model.actions(view))
+        def fields(step) -> tuple:  # the memo aside: fresh_step keeps none
+            return step.prev, step.action, step.outcome, step.state, step.detail, step.reason
+
+        for a in data.draw(st.permutations(acts)):
+            assert fields(model.step(view, a)) == fields(model.fresh_step(view, a))
+        assert _internals(model._scheduler(view)) == _internals(Compass(n, variant=variant).with_state(view))
+
+    run()
+
+
 @pytest.mark.parametrize("copy_of", ["pickle", "deepcopy"])
 def test_a_copied_scheduler_runs_on_as_the_original(copy_of):
     """A pickled or deep-copied COMPASS (its indexes start with one empty bucket list shared by

@@ -109,6 +109,7 @@ class PolicyModel:
         # that scheduler when its apply and undo is used (COMPASS's AbsStore: trial / view_after /
         # rollback); typed, so that the compiled build calls those natively, not generically
         self._store: AbsStore | None = None
+        self._undo = False  # _store ran an event not rolled back yet (``_apply``)
         self._ready: dict[Event, Step[FlatState, Event]] = {}  # steps ``actions`` ran (all_ties) ...
         self._ready_state: FlatState | None = None  # ... from this state
         self._packed: dict[int, tuple[FlatState, bytes]] = {}  # id(state) -> (state, pack(state))
@@ -116,13 +117,14 @@ class PolicyModel:
         self._wcc: dict[tuple[int, ...], bool] = {}  # wcc_holds per instance-count vector (``within``)
 
     def __getstate__(self) -> dict[str, Any]:  # the prototype and the caches are rebuilt, not shipped
-        return {k: v for k, v in self.__dict__.items() if k not in ("proto", "_base_state", "_store", "_ready",
+        return {k: v for k, v in self.__dict__.items() if k not in ("proto", "_base_state", "_store", "_undo", "_ready",
                                                                     "_ready_state", "_packed", "_unpacked", "_wcc")}
 
     def __setstate__(self, d: dict[str, Any]) -> None:
         self.__dict__.update(d)
         self.proto = self.factory(self.size)
         self._base_state, self._store, self._ready, self._ready_state = None, None, {}, None
+        self._undo = False
         self._packed, self._unpacked, self._wcc = {}, {}, {}
 
     def init_states(self) -> Sequence[FlatState]:
@@ -191,14 +193,19 @@ class PolicyModel:
             self._base_state = s
             # view_after reads s back
             self._store = pol if self.fast and isinstance(pol, AbsStore) and pol.state_is(s) else None  # type: ignore[arg-type]
+            self._undo = False  # the scheduler of the state before is dropped, not undone
             return pol
-        if self._store is not None:
-            return self._store
+        store = self._store
+        if store is not None:
+            if self._undo:
+                self._undo = False
+                store.rollback()
+            return store
         return self.proto.with_state(s)
 
     def without_fast_path(self) -> None:
         """Rebuild the scheduler for every event from now on (its apply and undo was refused)."""
-        self.fast, self._base_state, self._store = False, None, None
+        self.fast, self._base_state, self._store, self._undo = False, None, None, False
 
     def fresh_step(self, s: FlatState, a: Event) -> Step[FlatState, Event]:
         """``a`` from ``s`` on a scheduler rebuilt for it alone (no apply and undo): what the fast
@@ -216,20 +223,21 @@ class PolicyModel:
             res = apply_event(pol, a)
             return new_step(s, a, OUTCOMES[res.outcome], flat_key(pol.state_key()) if res.ok else s,
                             res.migrations, res.reason)
-        store.trial()
-        try:
-            # unpacked once: from compiled code each attribute of the result (a NamedTuple of an
-            # interpreted module, ``ok`` a Python property) is a generic attribute look-up
-            outcome, migrations, reason = apply_event(store, a)
-            if outcome is not _APPLIED:  # by identity: an Enum's hash (a dict key) is a Python-level call
-                return new_step(s, a, _STEP_REFUSED if outcome is _REFUSED else OUTCOMES[outcome], s, migrations,
-                                reason)
-            # s is the store's own view (``_run``: state_is(s)), so an AbsView; no cast(), a
-            # function call per transition in pure Python. The memo: n_1..n_G, maintained by the scheduler.
-            return new_step(s, a, _STEP_APPLIED, store.view_after(s), migrations, reason,  # type: ignore[arg-type]
-                            {"counts": store.instance_counts()})
-        finally:
+        # The event is undone when the scheduler is next asked for (``_scheduler``, or here): the
+        # last event of a state is never undone, its scheduler dropped for the next state's.
+        if self._undo:
             store.rollback()
+        store.trial()
+        self._undo = True
+        # unpacked once: from compiled code each attribute of the result (a NamedTuple of an
+        # interpreted module, ``ok`` a Python property) is a generic attribute look-up
+        outcome, migrations, reason = apply_event(store, a)
+        if outcome is not _APPLIED:  # by identity: an Enum's hash (a dict key) is a Python-level call
+            return new_step(s, a, _STEP_REFUSED if outcome is _REFUSED else OUTCOMES[outcome], s, migrations, reason)
+        # s is the store's own view (``_run``: state_is(s)), so an AbsView; no cast(), a
+        # function call per transition in pure Python. The memo: n_1..n_G, maintained by the scheduler.
+        return new_step(s, a, _STEP_APPLIED, store.view_after(s), migrations, reason,  # type: ignore[arg-type]
+                        {"counts": store.instance_counts()})
 
     def representative(self, s: FlatState) -> FlatState:
         if self.canon is canonical:  # its hint: a successor shares the untouched nodes of the state expanded
