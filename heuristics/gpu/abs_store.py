@@ -182,6 +182,13 @@ class _MinIndex:
         b = self._buckets[k]
         return b[0] if b else None
 
+    def first(self, lo: int, hi: int) -> int | None:
+        """The lowest node of the lowest key in ``lo`` ≤ key < ``hi`` (None: no node there)."""
+        for b in self._buckets[lo:hi]:
+            if b:
+                return b[0]
+        return None
+
     def members(self, k: int) -> list[int]:
         """All nodes with key ``k`` in index order (a copy: the bucket changes with the index)."""
         return list(self._buckets[k])
@@ -521,13 +528,6 @@ class AbsStore:
 
     def _add_member(self, job: int, m: _Slot | _Unit) -> None:
         self.members.setdefault(job, []).append(m)
-
-    def _location(self, m: _Slot | _Unit) -> tuple[int, int]:
-        if isinstance(m, _Slot):
-            return (m.node, self.slots[m.node].index(m))
-        if m.slot is not None:
-            return (m.node, self.slots[m.node].index(m.slot))
-        return (m.node, -1)
 
     def _unit_room(self) -> int:
         """Seats a 1-GPU instance could take: slot vacancies, pool room, empty nodes."""

@@ -287,11 +287,15 @@ class Compass(AbsStore):
         return (m.node, -1 if m.slot is None else id(m.slot))
 
     def _removal_order(self, m: _Slot | _Unit) -> tuple[bool, int, int]:
-        # With pool_first, a departing job's pool instances leave before its fillers, so a
-        # filler's replacement is never drawn from the departing job itself.
-        in_pool = isinstance(m, _Unit) and m.slot is None
-        node, place = self._location(m)  # not starred into the tuple: the compiled build would build it generically
-        return (self.variant.pool_first and not in_pool, node, place)
+        # (node, place): place -1 for a pool unit, else the index of its slot in the node. With
+        # pool_first, a departing job's pool instances leave before its fillers, so a filler's
+        # replacement is never drawn from the departing job itself.
+        node = m.node
+        if isinstance(m, _Slot):
+            return (self.variant.pool_first, node, self.slots[node].index(m))
+        if m.slot is None:
+            return (False, node, -1)
+        return (self.variant.pool_first, node, self.slots[node].index(m.slot))
 
     # ----------------------------------------------------------------- admission
     def _admissible(self, g: int) -> int:
@@ -369,12 +373,11 @@ class Compass(AbsStore):
         rooms = range(w, self.capacity)
         rule = self.variant.slot_host
         if rule == "best-fit":
+            if self.ties is None:
+                return self._by_room.first(w, self.capacity)
             for d in rooms:
-                if self.ties is not None and self._by_room.size(d):
+                if self._by_room.size(d):
                     return pick(self.ties, "slot host: argmin D(n)", self._by_room.members(d))
-                n = self._by_room.lowest(d)
-                if n is not None:
-                    return n
             return None
         cands = [n for d in rooms for n in self._by_room.members(d)]
         if not cands:
