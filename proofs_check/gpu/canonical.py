@@ -301,8 +301,7 @@ def _class_of(part: list[_Seen], write: Callable[[_PlainNode, dict[int, int]], A
     key, bases = _normalised(part)
     cls = _norm_memo.get(key)
     if cls is None:
-        nodes = [_new(_Node, (kind, tuple([_new(_Container, c) for c in cs]))) for kind, cs in key]
-        code, order, labels = _canonical_component(nodes, bases)
+        code, order, labels = _canonical_component(list(key), bases)
         key = tuple([_interned(nd) for nd in key])
         cls = _classes.get(code)
         if cls is None:
@@ -351,17 +350,19 @@ def _container_code(c: _PlainContainer, labels: dict[int, int]) -> tuple:
     return (desc, -1 if anchor is None else labels[anchor], tuple(sorted([labels[j] for j in members])))
 
 
-def _node_code(node: _Node, labels: dict[int, int]) -> tuple:
-    return (node.kind, tuple(sorted([_container_code(c, labels) for c in node.containers])))
+def _node_code(node: _PlainNode, labels: dict[int, int]) -> tuple:
+    kind, containers = node
+    return (kind, tuple(sorted([_container_code(c, labels) for c in containers])))
 
 
-def _base(node: _Node) -> tuple:
+def _base(node: _PlainNode) -> tuple:
     """Id-free signature of a node: its type and the shape of each container."""
-    return (node.kind, tuple(sorted(map(_shape, node.containers))))
+    return (node[0], tuple(sorted(map(_shape, node[1]))))
 
 
-def _shape(c: _Container) -> tuple:
-    return (c.desc, c.anchor is not None, len(c.members))
+def _shape(c: _PlainContainer) -> tuple:
+    desc, anchor, members = c
+    return (desc, anchor is not None, len(members))
 
 
 def _components(nodes: list[_Node]) -> list[list[int]]:
@@ -427,34 +428,38 @@ def _canonical_nodes(nodes: list[_Node]) -> tuple[list[int], dict[int, int]]:
     return out_nodes, out_labels
 
 
-def _canonical_component(nodes: list[_Node], bases: list[tuple] | None = None) -> tuple[tuple, list[int], dict[int, int]]:
+def _canonical_component(nodes: list[_PlainNode], bases: list[tuple] | None = None) -> tuple[tuple, list[int], dict[int, int]]:
     """Minimum encoding of one connected component over its invariant candidate set (``bases``:
-    the nodes' ``_base``, when the caller has them)."""
+    the nodes' ``_base``, when the caller has them). Nodes are read by position (a ``_Node`` or its
+    plain-tuple twin, as ``_class_of`` holds them)."""
     if bases is None:
         bases = [_base(nd) for nd in nodes]
     # job colour: (g, w, sorted id-free places it occupies); footprint: (node, container, role)
     places: dict[int, list[tuple]] = {}
     g_of: dict[int, int] = {}
     footprint: dict[int, list[tuple]] = {}
-    for n, nd in enumerate(nodes):
-        for k, c in enumerate(nd.containers):
-            desc = c.desc
-            if c.anchor is not None:
-                places.setdefault(c.anchor, []).append((bases[n], desc, "a"))
-                footprint.setdefault(c.anchor, []).append((n, k, "a"))
-                if g_of.setdefault(c.anchor, desc[2]) != desc[2]:
-                    raise _two_sizes(g_of[c.anchor], desc[2])
+    for n, (_, containers) in enumerate(nodes):
+        base = bases[n]
+        for k, (desc, anchor, members) in enumerate(containers):
+            if anchor is not None:
+                places.setdefault(anchor, []).append((base, desc, "a"))
+                footprint.setdefault(anchor, []).append((n, k, "a"))
+                if g_of.setdefault(anchor, desc[2]) != desc[2]:
+                    raise _two_sizes(g_of[anchor], desc[2])
             g = desc[1] if desc[0] == "I" else 1
-            for j in c.members:
-                places.setdefault(j, []).append((bases[n], desc, "m"))
+            for j in members:
+                places.setdefault(j, []).append((base, desc, "m"))
                 footprint.setdefault(j, []).append((n, k, "m"))
                 if g_of.setdefault(j, g) != g:
                     raise _two_sizes(g_of[j], g)
     colour: dict[int, tuple[Any, ...]] = {j: (g_of[j], len(pl), tuple(sorted(pl))) for j, pl in places.items()}
     node_keys = [_refined_key(nd, b, colour) for nd, b in zip(nodes, bases)]
-    # second round: a job's colour also sees the refined keys of the nodes hosting it
-    colour = {j: (colour[j], tuple(sorted([node_keys[n] for n, _, _ in fp]))) for j, fp in footprint.items()}
-    node_keys = [_refined_key(nd, b, colour) for nd, b in zip(nodes, bases)]
+    # second round: a job's colour also sees the refined keys of the nodes hosting it. Skipped when
+    # the first gave every job its own colour: the new colours then compare as the old ones do (a
+    # pair of them differs in its first part), so the keys would sort and tie as they do now.
+    if len(set(colour.values())) < len(colour):
+        colour = {j: (colour[j], tuple(sorted([node_keys[n] for n, _, _ in fp]))) for j, fp in footprint.items()}
+        node_keys = [_refined_key(nd, b, colour) for nd, b in zip(nodes, bases)]
 
     single = {j for j, fp in footprint.items() if len(fp) == 1}
     node_groups = [twin_classes(g, nodes, single)
@@ -495,19 +500,19 @@ def _two_sizes(g: int, other: int) -> ValueError:
     return ValueError(f"not a cluster state: a job has instances of {g} and of {other} GPUs")
 
 
-def _first_appearance(nodes: list[_Node], node_order: list[int]) -> dict[int, tuple]:
+def _first_appearance(nodes: list[_PlainNode], node_order: list[int]) -> dict[int, tuple]:
     first: dict[int, tuple] = {}
     for pos, n in enumerate(node_order):
-        for c in nodes[n].containers:
-            if c.anchor is not None and c.anchor not in first:
-                first[c.anchor] = (pos, c.desc, "a")
-            for j in c.members:
+        for desc, anchor, members in nodes[n][1]:
+            if anchor is not None and anchor not in first:
+                first[anchor] = (pos, desc, "a")
+            for j in members:
                 if j not in first:
-                    first[j] = (pos, c.desc, "m")
+                    first[j] = (pos, desc, "m")
     return first
 
 
-def _refined_key(node: _Node, base: tuple, colour: dict[int, tuple]) -> tuple:
+def _refined_key(node: _PlainNode, base: tuple, colour: dict[int, tuple]) -> tuple:
     return (base, tuple(sorted([
-        (c.desc, None if c.anchor is None else colour[c.anchor], tuple(sorted([colour[j] for j in c.members])))
-        for c in node.containers])))
+        (desc, None if anchor is None else colour[anchor], tuple(sorted([colour[j] for j in members])))
+        for desc, anchor, members in node[1]])))
