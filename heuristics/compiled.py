@@ -31,6 +31,7 @@ HOT_MODULES: tuple[str, ...] = (
     "heuristics.gpu.compass",
     "heuristics.gpu.hier_compass",
     "proofs_check.gpu.canonical",
+    "proofs_check.gpu.component_code",
     "proofs_check.gpu.tie_orders",
     "proofs_check.gpu.events",
     "proofs_check.gpu.packed",

@@ -17,11 +17,12 @@ How the candidate set is kept small (all steps are invariant):
 
 1. Connected components (nodes linked by a job with instances on both) are canonicalised
    separately and then sorted, so k identical components cost a sort, not k! orders.
-2. Two rounds of colour refinement: a job's colour is (g, w, the id-free signatures of the places
-   its instances occupy, then the refined keys of its host nodes); a node's key is its id-free
-   signature plus its contents' job colours. Nodes are sorted by key (ties permuted); for each
-   node order, jobs are sorted by (colour, first appearance: node position, container shape,
-   role) and only jobs tied on both are permuted.
+2. Colour refinement (``component_code``, one component's code): a job's colour is (g, w, the
+   id-free signatures of the places its instances occupy, then, in a second round when two jobs
+   still share one, the refined keys of its host nodes); a node's key is its id-free signature
+   plus its contents' job colours. Nodes are sorted by key (ties permuted); for each node order,
+   jobs are sorted by (colour, first appearance: node position, container shape, role) and only
+   jobs tied on both are permuted.
 3. *Twins* — jobs with exactly the same footprint (same containers, same multiplicities; hence
    the same colour), e.g. several 1-GPU jobs in one pool node — are swapped by an automorphism,
    so one order among them suffices. So are *twin nodes* — tied nodes equal once the jobs held
@@ -43,12 +44,8 @@ from typing import Any, Callable, Final, Iterable, NamedTuple
 
 from heuristics.gpu.abs_space import AbsView, NodeView, SlotView
 from heuristics.gpu.cluster import Instance, Placement
-from proofs_check.gpu.tie_orders import orders, tie_groups, twin_classes
-
-# A container is the smallest place in a node that holds job instances as a set:
-# ("P",) a pool, ("S", width, anchor_g) a slot (anchor + fillers), ("I", g) the g-GPU instances
-# of a plain placement node. ``anchor`` is the anchor job of a slot (None otherwise).
-Desc = tuple
+from proofs_check.gpu.component_code import (Desc, PlainContainer, PlainNode, component_code, container_code,
+                                              container_shape, node_base)
 
 
 class _Container(NamedTuple):
@@ -62,8 +59,6 @@ class _Node(NamedTuple):
     containers: tuple[_Container, ...]
 
 
-_PlainContainer = tuple[Desc, int | None, tuple[int, ...]]  # a _Container or its plain-tuple twin
-_PlainNode = tuple[str, tuple[_PlainContainer, ...]]  # a _Node or its plain-tuple twin (writers read by position)
 FlatState = AbsView | Placement
 # tuple.__new__ builds the NamedTuples below and the output views without their Python-level
 # __new__ (Final: C statics in the compiled build); it runs for every component and class met
@@ -77,7 +72,7 @@ class _Adapter(NamedTuple):
 
     make: Callable[[int, tuple[Any, ...]], FlatState]  # (capacity, nodes) -> state
     read: Callable[[Any], _Node]  # a node of the state -> _Node
-    write: Callable[[_PlainNode, dict[int, int]], Any]  # a node (by position), labels -> a node of the state
+    write: Callable[[PlainNode, dict[int, int]], Any]  # a node (by position), labels -> a node of the state
 
 
 def canonical(state: FlatState, parent: FlatState | None = None) -> FlatState:
@@ -135,7 +130,7 @@ def _abs_read(nd: NodeView) -> _Node:
 
 # The writers read a node by position: a class keeps its nodes as the plain tuples of its
 # normalised key (``_class_of``), which that memo holds anyway, not as a _Node / _Container copy.
-def _abs_node(node: _PlainNode, labels: dict[int, int]) -> NodeView:
+def _abs_node(node: PlainNode, labels: dict[int, int]) -> NodeView:
     pool: tuple[int, ...] = ()
     slots = []
     for desc, anchor, members in _sorted_containers(node, labels):
@@ -155,7 +150,7 @@ def _placement_read(insts: tuple[Instance, ...]) -> _Node:
     return _Node("node", tuple(_Container(("I", g), None, tuple(js)) for g, js in sorted(by_g.items())))
 
 
-def _placement_node(node: _PlainNode, labels: dict[int, int]) -> tuple[Instance, ...]:
+def _placement_node(node: PlainNode, labels: dict[int, int]) -> tuple[Instance, ...]:
     return tuple(sorted(Instance(labels[j], desc[1]) for desc, _, members in node[1] for j in members))
 
 
@@ -189,8 +184,8 @@ class _Class:
 
     __slots__ = ("code", "size", "nodes", "labels", "write", "shifted")
 
-    def __init__(self, code: tuple, nodes: tuple[_PlainNode, ...], labels: dict[int, int],
-                 write: Callable[[_PlainNode, dict[int, int]], Any]) -> None:
+    def __init__(self, code: tuple, nodes: tuple[PlainNode, ...], labels: dict[int, int],
+                 write: Callable[[PlainNode, dict[int, int]], Any]) -> None:
         self.code, self.size, self.nodes, self.labels, self.write = code, len(labels), nodes, labels, write
         self.shifted: dict[int, tuple[Any, ...]] = {}
 
@@ -210,8 +205,8 @@ class _Seen:
     __slots__ = ("serial", "node", "base", "jobs", "alone")
 
     def __init__(self, serial: int, node: _Node) -> None:
-        self.serial, self.node = serial, _Node(node.kind, tuple(sorted(node.containers, key=_shape)))
-        self.base, self.jobs = _base(node), frozenset(_jobs_of(node))
+        self.serial, self.node = serial, _Node(node.kind, tuple(sorted(node.containers, key=container_shape)))
+        self.base, self.jobs = node_base(node), frozenset(_jobs_of(node))
         self.alone: _Class | None = None
 
 
@@ -221,7 +216,7 @@ _state_memo: Final[dict[tuple[int, ...], FlatState]] = {}  # (capacity, node ser
 _seen: Final[dict[Any, _Seen]] = {}  # raw node -> _Seen (a NodeView, led by its kind, never equals a placement node)
 _serials: Final = count()
 _parts: Final[dict[tuple[int, ...], _Class]] = {}  # serials of a multi-node component's raw nodes -> class
-_Normalised = tuple[_PlainNode, ...]  # ``_normalised``: a component as plain tuples
+_Normalised = tuple[PlainNode, ...]  # ``_normalised``: a component as plain tuples
 _norm_memo: Final[dict[_Normalised, _Class]] = {}  # normalised component -> class
 _classes: Final[dict[tuple, _Class]] = {}  # code -> class (one object per class: outputs are shared)
 _last_parent: Final[list[Any]] = [None, []]  # ``_parent_seen``: the last parent and its nodes' entries
@@ -293,7 +288,7 @@ def _assembled(capacity: int, seen: list[_Seen], ad: _Adapter) -> FlatState:
 _CODE: Final = attrgetter("code")
 
 
-def _class_of(part: list[_Seen], write: Callable[[_PlainNode, dict[int, int]], Any]) -> _Class:
+def _class_of(part: list[_Seen], write: Callable[[PlainNode, dict[int, int]], Any]) -> _Class:
     """The class of a component, through a normalised copy (``_normalised``), so components
     that differ only in job ids, node order or container order share one computation. Exact:
     the copy is the component renumbered, and its code is the minimum over an id- and
@@ -301,7 +296,7 @@ def _class_of(part: list[_Seen], write: Callable[[_PlainNode, dict[int, int]], A
     key, bases = _normalised(part)
     cls = _norm_memo.get(key)
     if cls is None:
-        code, order, labels = _canonical_component(list(key), bases)
+        code, order, labels = component_code(list(key), bases)
         key = tuple([_interned(nd) for nd in key])
         cls = _classes.get(code)
         if cls is None:
@@ -341,28 +336,8 @@ _BASE: Final = attrgetter("base")
 
 
 # ----------------------------------------------------------------------------- the algorithm
-def _sorted_containers(node: _PlainNode, labels: dict[int, int]) -> list[_PlainContainer]:
-    return sorted(node[1], key=lambda c: _container_code(c, labels))
-
-
-def _container_code(c: _PlainContainer, labels: dict[int, int]) -> tuple:
-    desc, anchor, members = c
-    return (desc, -1 if anchor is None else labels[anchor], tuple(sorted([labels[j] for j in members])))
-
-
-def _node_code(node: _PlainNode, labels: dict[int, int]) -> tuple:
-    kind, containers = node
-    return (kind, tuple(sorted([_container_code(c, labels) for c in containers])))
-
-
-def _base(node: _PlainNode) -> tuple:
-    """Id-free signature of a node: its type and the shape of each container."""
-    return (node[0], tuple(sorted(map(_shape, node[1]))))
-
-
-def _shape(c: _PlainContainer) -> tuple:
-    desc, anchor, members = c
-    return (desc, anchor is not None, len(members))
+def _sorted_containers(node: PlainNode, labels: dict[int, int]) -> list[PlainContainer]:
+    return sorted(node[1], key=lambda c: container_code(c, labels))
 
 
 def _components(nodes: list[_Node]) -> list[list[int]]:
@@ -414,7 +389,7 @@ def _canonical_nodes(nodes: list[_Node]) -> tuple[list[int], dict[int, int]]:
         part = tuple(nodes[i] for i in idx)
         hit = _memo.get(part)
         if hit is None:
-            hit = _remember(_memo, part, _canonical_component(list(part)))
+            hit = _remember(_memo, part, component_code(list(part)))
         code, order, labels = hit
         comps.append((code, [idx[i] for i in order], labels))
     comps.sort(key=lambda t: t[0])
@@ -426,93 +401,3 @@ def _canonical_nodes(nodes: list[_Node]) -> tuple[list[int], dict[int, int]]:
         for j, lab in labels.items():
             out_labels[j] = offset + lab
     return out_nodes, out_labels
-
-
-def _canonical_component(nodes: list[_PlainNode], bases: list[tuple] | None = None) -> tuple[tuple, list[int], dict[int, int]]:
-    """Minimum encoding of one connected component over its invariant candidate set (``bases``:
-    the nodes' ``_base``, when the caller has them). Nodes are read by position (a ``_Node`` or its
-    plain-tuple twin, as ``_class_of`` holds them)."""
-    if bases is None:
-        bases = [_base(nd) for nd in nodes]
-    # job colour: (g, w, sorted id-free places it occupies); footprint: (node, container, role)
-    places: dict[int, list[tuple]] = {}
-    g_of: dict[int, int] = {}
-    footprint: dict[int, list[tuple]] = {}
-    for n, (_, containers) in enumerate(nodes):
-        base = bases[n]
-        for k, (desc, anchor, members) in enumerate(containers):
-            if anchor is not None:
-                places.setdefault(anchor, []).append((base, desc, "a"))
-                footprint.setdefault(anchor, []).append((n, k, "a"))
-                if g_of.setdefault(anchor, desc[2]) != desc[2]:
-                    raise _two_sizes(g_of[anchor], desc[2])
-            g = desc[1] if desc[0] == "I" else 1
-            for j in members:
-                places.setdefault(j, []).append((base, desc, "m"))
-                footprint.setdefault(j, []).append((n, k, "m"))
-                if g_of.setdefault(j, g) != g:
-                    raise _two_sizes(g_of[j], g)
-    colour: dict[int, tuple[Any, ...]] = {j: (g_of[j], len(pl), tuple(sorted(pl))) for j, pl in places.items()}
-    node_keys = [_refined_key(nd, b, colour) for nd, b in zip(nodes, bases)]
-    # second round: a job's colour also sees the refined keys of the nodes hosting it. Skipped when
-    # the first gave every job its own colour: the new colours then compare as the old ones do (a
-    # pair of them differs in its first part), so the keys would sort and tie as they do now.
-    if len(set(colour.values())) < len(colour):
-        colour = {j: (colour[j], tuple(sorted([node_keys[n] for n, _, _ in fp]))) for j, fp in footprint.items()}
-        node_keys = [_refined_key(nd, b, colour) for nd, b in zip(nodes, bases)]
-
-    single = {j for j, fp in footprint.items() if len(fp) == 1}
-    node_groups = [twin_classes(g, nodes, single)
-                   for g in tie_groups(sorted(range(len(nodes)), key=node_keys.__getitem__), node_keys)]
-    # Twins: jobs with the same footprint (their colour, a function of the footprint, is then
-    # the same too), e.g. several 1-GPU jobs in one pool node; an automorphism swaps them.
-    twins: dict[tuple, list[int]] = {}
-    for j, fp in footprint.items():
-        twins.setdefault(tuple(sorted(fp)), []).append(j)
-    job_units = [tuple(sorted(js)) for js in twins.values()]
-
-    best: tuple | None = None
-    best_order: list[int] = []
-    best_labels: dict[int, int] = {}
-    for node_order in orders(node_groups):
-        # Jobs are ordered by colour, then by where they first appear under this node order
-        # (id-free: node position, container shape, role); only jobs tied on both are permuted.
-        first = _first_appearance(nodes, node_order)
-        unit_key = {u: (colour[u[0]], first[u[0]]) for u in job_units}
-        job_groups = [[[u] for u in g] for g in tie_groups(sorted(job_units, key=unit_key.__getitem__), unit_key)]
-        for unit_order in orders(job_groups):
-            labels: dict[int, int] = {}
-            for unit in unit_order:
-                for j in unit:
-                    labels[j] = len(labels)
-            code = tuple([_node_code(nodes[n], labels) for n in node_order])
-            if best is None or code < best:
-                best, best_order, best_labels = code, list(node_order), labels
-    assert best is not None
-    return best, best_order, best_labels
-
-
-def _two_sizes(g: int, other: int) -> ValueError:
-    """A job met with instances of two sizes (say a 2-GPU anchor and a pool unit) makes no cluster
-    state, since a gang's instances all have its g; the canonical form is defined on states only,
-    and both of its paths refuse such a job alike (the memoised one numbers a component's jobs
-    afresh, so the message names the sizes, not the job)."""
-    return ValueError(f"not a cluster state: a job has instances of {g} and of {other} GPUs")
-
-
-def _first_appearance(nodes: list[_PlainNode], node_order: list[int]) -> dict[int, tuple]:
-    first: dict[int, tuple] = {}
-    for pos, n in enumerate(node_order):
-        for desc, anchor, members in nodes[n][1]:
-            if anchor is not None and anchor not in first:
-                first[anchor] = (pos, desc, "a")
-            for j in members:
-                if j not in first:
-                    first[j] = (pos, desc, "m")
-    return first
-
-
-def _refined_key(node: _PlainNode, base: tuple, colour: dict[int, tuple]) -> tuple:
-    return (base, tuple(sorted([
-        (desc, None if anchor is None else colour[anchor], tuple(sorted([colour[j] for j in members])))
-        for desc, anchor, members in node[1]])))

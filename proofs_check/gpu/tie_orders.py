@@ -1,4 +1,4 @@
-"""The candidate orders of the canonical form's minimisation (``proofs_check.gpu.canonical``).
+"""The candidate orders of the canonical form's minimisation (``proofs_check.gpu.component_code``).
 
 Items tied on every isomorphism-invariant key must be tried in every order, except that members
 of one *twin class* (swapped by an automorphism) need only one: so a tie group is a list of twin
