@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from heuristics.gpu.abs_space import EMPTY, POOL, SLOTTED, AbsView, NodeView, SlotView, slot_width
 from heuristics.gpu.cluster import Instance, Placement
 from proofs_check.gpu import canonical as canon_mod
+from proofs_check.gpu import component_code as code_mod
 from proofs_check.gpu import tie_orders
 from proofs_check.gpu.canonical import canonical, canonical_map, is_canonical
 
@@ -214,6 +215,25 @@ def test_identical_components_sorted_not_permuted():
     v = AbsView(G, tuple(full._replace(slots=(SlotView(8, j, 8, ()),)) for j in range(6)))
     c = canonical(v)
     assert sorted(s.anchor_job for nd in c.nodes for s in nd.slots) == list(range(6))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(abs_states(max_nodes=5, max_jobs=5), placements(max_nodes=5, max_jobs=5), twin_rich_states()))
+def test_discrete_components_take_the_searched_code(state):
+    """A component whose first colour round gives every job its own colour takes its code, node
+    order and labels (in their order) without the candidate search: the same as the search gives."""
+    ad = canon_mod._adapter(state)
+    nodes = [ad.read(nd) for nd in state.nodes]
+    for idx in canon_mod._components(nodes):
+        part = [nodes[i] for i in idx]
+        bases = [code_mod.node_base(nd) for nd in part]
+        colour, footprint = code_mod._first_colours(part, bases)
+        keys = [code_mod._refined_key(nd, b, colour) for nd, b in zip(part, bases)]
+        searched = code_mod._searched(part, bases, colour, keys, footprint)
+        assert code_mod.component_code(part) == searched
+        if len(set(colour.values())) == len(colour):
+            code, order, labels = code_mod._discrete(part, keys, colour)
+            assert (code, order, list(labels.items())) == (searched[0], searched[1], list(searched[2].items()))
 
 
 # ---------------------------------------------------------------- the memoised path (canonical)

@@ -21,6 +21,7 @@ from proofs_check.gpu.tie_orders import orders, tie_groups, twin_classes
 Desc = tuple
 PlainContainer = tuple[Desc, int | None, tuple[int, ...]]  # (desc, anchor, members)
 PlainNode = tuple[str, tuple[PlainContainer, ...]]  # (kind, containers)
+Footprint = dict[int, list[tuple]]  # job -> its places, (node, container, role)
 
 
 def container_code(c: PlainContainer, labels: dict[int, int]) -> tuple:
@@ -49,10 +50,18 @@ def component_code(nodes: list[PlainNode], bases: list[tuple] | None = None) -> 
     it (``bases``: the nodes' ``node_base``, when the caller has them)."""
     if bases is None:
         bases = [node_base(nd) for nd in nodes]
-    # job colour: (g, w, sorted id-free places it occupies); footprint: (node, container, role)
+    colour, footprint = _first_colours(nodes, bases)
+    node_keys = [_refined_key(nd, b, colour) for nd, b in zip(nodes, bases)]
+    if len(set(colour.values())) == len(colour):
+        return _discrete(nodes, node_keys, colour)
+    return _searched(nodes, bases, colour, node_keys, footprint)
+
+
+def _first_colours(nodes: list[PlainNode], bases: list[tuple]) -> tuple[dict[int, tuple], Footprint]:
+    """Each job's first-round colour, (g, w, its id-free places sorted), and its footprint."""
     places: dict[int, list[tuple]] = {}
     g_of: dict[int, int] = {}
-    footprint: dict[int, list[tuple]] = {}
+    footprint: Footprint = {}
     for n, (_, containers) in enumerate(nodes):
         base = bases[n]
         for k, (desc, anchor, members) in enumerate(containers):
@@ -67,10 +76,12 @@ def component_code(nodes: list[PlainNode], bases: list[tuple] | None = None) -> 
                 footprint.setdefault(j, []).append((n, k, "m"))
                 if g_of.setdefault(j, g) != g:
                     raise _two_sizes(g_of[j], g)
-    colour: dict[int, tuple[Any, ...]] = {j: (g_of[j], len(pl), tuple(sorted(pl))) for j, pl in places.items()}
-    node_keys = [_refined_key(nd, b, colour) for nd, b in zip(nodes, bases)]
-    if len(set(colour.values())) == len(colour):
-        return _discrete(nodes, node_keys, colour)
+    return {j: (g_of[j], len(pl), tuple(sorted(pl))) for j, pl in places.items()}, footprint
+
+
+def _searched(nodes: list[PlainNode], bases: list[tuple], colour: dict[int, tuple], node_keys: list[tuple],
+              footprint: Footprint) -> tuple[tuple, list[int], dict[int, int]]:
+    """``component_code``'s result by its candidate search, from the first round's colours and keys."""
     # second round: a job's colour also sees the refined keys of the nodes hosting it
     colour = {j: (colour[j], tuple(sorted([node_keys[n] for n, _, _ in fp]))) for j, fp in footprint.items()}
     node_keys = [_refined_key(nd, b, colour) for nd, b in zip(nodes, bases)]
