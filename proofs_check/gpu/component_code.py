@@ -50,6 +50,10 @@ def component_code(nodes: list[PlainNode], bases: list[tuple] | None = None) -> 
     it (``bases``: the nodes' ``node_base``, when the caller has them)."""
     if bases is None:
         bases = [node_base(nd) for nd in nodes]
+    # each signature by its rank among the component's: every comparison below gives what it gave
+    # with the signatures themselves, on shallow tuples (colours and keys are hashed and sorted)
+    rank = {b: i for i, b in enumerate(sorted(set(bases)))}
+    bases = [rank[b] for b in bases]
     colour, footprint = _first_colours(nodes, bases)
     node_keys = [_refined_key(nd, b, colour) for nd, b in zip(nodes, bases)]
     if len(set(colour.values())) == len(colour):
