@@ -324,11 +324,12 @@ def _normalised(part: list[_Seen]) -> tuple[_Normalised, list[tuple]]:
     ordered = sorted(part, key=_BASE) if len(part) > 1 else part
     for s in ordered:
         cs = []
-        for c in s.node.containers:
-            a = None if c.anchor is None else ids.setdefault(c.anchor, len(ids))
-            cs.append((c.desc, a, tuple(sorted([ids.setdefault(j, len(ids)) for j in c.members]))))
+        kind, containers = s.node  # read by position, as below: a NamedTuple's attribute is a descriptor call
+        for desc, anchor, members in containers:
+            a = None if anchor is None else ids.setdefault(anchor, len(ids))
+            cs.append((desc, a, tuple(sorted([ids.setdefault(j, len(ids)) for j in members]))))
         cs.sort()
-        out.append((s.node.kind, tuple(cs)))
+        out.append((kind, tuple(cs)))
     return tuple(out), [s.base for s in ordered]
 
 
