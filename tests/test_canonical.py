@@ -226,10 +226,10 @@ def test_discrete_components_take_the_searched_code(state):
     nodes = [ad.read(nd) for nd in state.nodes]
     for idx in canon_mod._components(nodes):
         part = [nodes[i] for i in idx]
-        bases = [code_mod.node_base(nd) for nd in part]
-        colour, footprint = code_mod._first_colours(part, bases)
-        keys = [code_mod._refined_key(nd, b, colour) for nd, b in zip(part, bases)]
-        searched = code_mod._searched(part, bases, colour, keys, footprint)
+        ranks = code_mod._ranks([code_mod.node_base(nd) for nd in part])
+        colour, footprint = code_mod._first_colours(part, ranks)
+        keys = [code_mod._refined_key(nd, r, colour) for nd, r in zip(part, ranks)]
+        searched = code_mod._searched(part, ranks, colour, keys, footprint)
         assert code_mod.component_code(part) == searched
         if len(set(colour.values())) == len(colour):
             code, order, labels = code_mod._discrete(part, keys, colour)

@@ -50,24 +50,29 @@ def component_code(nodes: list[PlainNode], bases: list[tuple] | None = None) -> 
     it (``bases``: the nodes' ``node_base``, when the caller has them)."""
     if bases is None:
         bases = [node_base(nd) for nd in nodes]
-    # each signature by its rank among the component's: every comparison below gives what it gave
-    # with the signatures themselves, on shallow tuples (colours and keys are hashed and sorted)
-    rank = {b: i for i, b in enumerate(sorted(set(bases)))}
-    bases = [rank[b] for b in bases]
-    colour, footprint = _first_colours(nodes, bases)
-    node_keys = [_refined_key(nd, b, colour) for nd, b in zip(nodes, bases)]
+    ranks = _ranks(bases)
+    colour, footprint = _first_colours(nodes, ranks)
+    node_keys = [_refined_key(nd, r, colour) for nd, r in zip(nodes, ranks)]
     if len(set(colour.values())) == len(colour):
         return _discrete(nodes, node_keys, colour)
-    return _searched(nodes, bases, colour, node_keys, footprint)
+    return _searched(nodes, ranks, colour, node_keys, footprint)
 
 
-def _first_colours(nodes: list[PlainNode], bases: list[tuple]) -> tuple[dict[int, tuple], Footprint]:
+def _ranks(bases: list[tuple]) -> list[int]:
+    """Each node's signature by its rank among the component's: every comparison of colours and
+    keys built from them gives what it gave with the signatures themselves, on shallow tuples
+    (colours and keys are hashed and sorted)."""
+    rank = {b: i for i, b in enumerate(sorted(set(bases)))}
+    return [rank[b] for b in bases]
+
+
+def _first_colours(nodes: list[PlainNode], ranks: list[int]) -> tuple[dict[int, tuple], Footprint]:
     """Each job's first-round colour, (g, w, its id-free places sorted), and its footprint."""
     places: dict[int, list[tuple]] = {}
     g_of: dict[int, int] = {}
     footprint: Footprint = {}
     for n, (_, containers) in enumerate(nodes):
-        base = bases[n]
+        base = ranks[n]
         for k, (desc, anchor, members) in enumerate(containers):
             if anchor is not None:
                 places.setdefault(anchor, []).append((base, desc, "a"))
@@ -83,12 +88,12 @@ def _first_colours(nodes: list[PlainNode], bases: list[tuple]) -> tuple[dict[int
     return {j: (g_of[j], len(pl), tuple(sorted(pl))) for j, pl in places.items()}, footprint
 
 
-def _searched(nodes: list[PlainNode], bases: list[tuple], colour: dict[int, tuple], node_keys: list[tuple],
+def _searched(nodes: list[PlainNode], ranks: list[int], colour: dict[int, tuple], node_keys: list[tuple],
               footprint: Footprint) -> tuple[tuple, list[int], dict[int, int]]:
     """``component_code``'s result by its candidate search, from the first round's colours and keys."""
     # second round: a job's colour also sees the refined keys of the nodes hosting it
     colour = {j: (colour[j], tuple(sorted([node_keys[n] for n, _, _ in fp]))) for j, fp in footprint.items()}
-    node_keys = [_refined_key(nd, b, colour) for nd, b in zip(nodes, bases)]
+    node_keys = [_refined_key(nd, r, colour) for nd, r in zip(nodes, ranks)]
 
     single = {j for j, fp in footprint.items() if len(fp) == 1}
     node_groups = [twin_classes(g, nodes, single)
@@ -152,7 +157,7 @@ def _first_appearance(nodes: list[PlainNode], node_order: list[int]) -> dict[int
     return first
 
 
-def _refined_key(node: PlainNode, base: tuple, colour: dict[int, tuple]) -> tuple:
+def _refined_key(node: PlainNode, base: int, colour: dict[int, tuple]) -> tuple:
     return (base, tuple(sorted([
         (desc, None if anchor is None else colour[anchor], tuple(sorted([colour[j] for j in members])))
         for desc, anchor, members in node[1]])))
