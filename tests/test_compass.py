@@ -365,6 +365,13 @@ def _event(c: Compass, data, next_id: int):
     return lambda p: p.arrive(Job(next_id, g, w))
 
 
+def _walked(c: Compass, data, max_events: int) -> Compass:
+    """``c`` after up to ``max_events`` drawn events (job ids from 100)."""
+    for k in range(data.draw(st.integers(0, max_events))):
+        _event(c, data, 100 + k)(c)
+    return c
+
+
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
 @pytest.mark.parametrize("n", [1, 3, 5])
 def test_trial_rollback_is_a_rebuild(variant, n):
@@ -375,10 +382,7 @@ def test_trial_rollback_is_a_rebuild(variant, n):
     @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(st.data())
     def run(data) -> None:
-        c = Compass(n, variant=variant)
-        for k in range(data.draw(st.integers(0, 8))):
-            _event(c, data, 100 + k)(c)
-        view = c.abs_view()
+        view = _walked(Compass(n, variant=variant), data, 8).abs_view()
         base = Compass(n, variant=variant).with_state(view)
         for k in range(3):
             ev = _event(base, data, 200 + k)
@@ -409,9 +413,7 @@ def test_policy_model_undoes_an_event_before_the_scheduler_is_used_again(variant
     @given(st.data())
     def run(data) -> None:
         n = data.draw(st.integers(1, 4))
-        c = Compass(n, variant=variant)
-        for k in range(data.draw(st.integers(0, 6))):
-            _event(c, data, 100 + k)(c)
+        c = _walked(Compass(n, variant=variant), data, 6)
         model = PolicyModel(compass_factory(variant), n, EventBounds(tuple(range(1, 9)), 4, 4))
         view = model.representative(c.abs_view())
         acts = list(model.actions(view))
@@ -436,9 +438,7 @@ def test_a_copied_scheduler_runs_on_as_the_original(copy_of):
     @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(st.data())
     def run(data) -> None:
-        c = Compass(4)
-        for k in range(data.draw(st.integers(0, 4))):
-            _event(c, data, 100 + k)(c)
+        c = _walked(Compass(4), data, 4)
         d = pickle.loads(pickle.dumps(c)) if copy_of == "pickle" else copy.deepcopy(c)
         for k in range(6):
             ev = _event(c, data, 200 + k)
