@@ -86,7 +86,7 @@ def canonical(state: FlatState, parent: FlatState | None = None) -> FlatState:
     ``state`` shares by position (an explorer's successor shares the untouched nodes of the state
     it came from). Those nodes' memo entries are the parent's, taken by identity instead of
     being looked up again (a deep hash and a deep compare of each node)."""
-    ad = _adapter(state)
+    ad = _ABS if type(state) is AbsView else _adapter(state)  # the explorer's states: no call
     capacity, nodes = state  # unpacked: in the compiled build a NamedTuple attribute is a generic look-up
     if len(nodes) != _size[0]:
         _new_size(len(nodes))
