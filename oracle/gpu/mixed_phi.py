@@ -189,6 +189,8 @@ class Row(NamedTuple):
 
 @dataclass(frozen=True)
 class LinearModel:
+    """The linear model of a mixed Φ★ problem: variables, rows, objective and its constant offset."""
+
     problem: MixedProblem
     objective: Objective
     variables: tuple[Var, ...]

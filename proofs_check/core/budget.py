@@ -16,6 +16,8 @@ from typing import Any
 
 @dataclass
 class Share:
+    """One exploration's part of a run's time budget: seconds allotted, used, and why it stopped."""
+
     label: str
     allotted: float
     used: float = 0.0

@@ -6,6 +6,9 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class ClaimDoc:
+    """A claim as the catalogue documents it: its id, where the paper makes it, its premise and
+    property, and how it is checked."""
+
     id: str
     ref: str  # where the paper makes the claim
     premise: str

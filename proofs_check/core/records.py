@@ -29,6 +29,9 @@ class Finding(Generic[S, A]):
 
 @dataclass
 class PropertyOutcome(Generic[S, A]):
+    """What an exploration found for one property: its first finding, whether its premise was
+    met, a test it could not decide, and the coverage situations it saw."""
+
     finding: Finding[S, A] | None = None
     premise_met: bool = False
     undecided: str = ""  # a test could not decide (solver limit)
@@ -60,6 +63,8 @@ class SizeStats:
 
 @dataclass
 class Exploration(Generic[S, A]):
+    """One exploration's figures per cluster size and its outcome per property."""
+
     sizes: list[SizeStats] = field(default_factory=list)
     outcomes: dict[str, PropertyOutcome[S, A]] = field(default_factory=dict)
 

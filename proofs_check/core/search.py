@@ -71,6 +71,8 @@ class _Expanded:
 
 @dataclass(frozen=True)
 class _Spec(Generic[S, A]):
+    """What every shard of one search shares: the model and the properties checked."""
+
     model: StateModel[S, A]
     properties: tuple[Property[S, A], ...]
 

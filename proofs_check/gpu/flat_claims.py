@@ -224,6 +224,8 @@ def _prop(name: str, test: Callable[[Facts], Numbers | None], score: Callable[[F
 # --------------------------------------------------------------------------- the catalogue
 @dataclass(frozen=True)
 class FlatClaim:
+    """A flat COMPASS claim: its doc, the variant and event family it is explored with, and its property."""
+
     doc: ClaimDoc
     variant: str
     demands: tuple[int, ...]  # event family: job demands g that may arrive

@@ -199,6 +199,8 @@ def _no_breach(st: Step[Any, Event]) -> Numbers | None:
 
 @dataclass(frozen=True)
 class HierClaim:
+    """A hierarchical COMPASS claim: its doc fields, its property, and whether WCC filters its runs."""
+
     id: str
     ref: str
     premise: str

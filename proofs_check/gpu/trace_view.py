@@ -22,6 +22,8 @@ from proofs_check.gpu.policy_model import PolicyFactory, flat_key, run_event
 
 @dataclass(frozen=True)
 class ShownStep:
+    """One step of a counterexample as shown: the event and the state after it, with stable names."""
+
     event: Event  # as recorded (canonical labels)
     shown: str  # the event with stable job names
     state: FlatState  # canonical state after the event (unchanged when it failed)
