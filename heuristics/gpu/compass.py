@@ -324,14 +324,13 @@ class Compass(AbsStore):
 
     def _may_strand_fillers(self, job_id: int) -> bool:
         """False when the departing job's fillers surely find seats outside its own slots."""
-        # a loop, not comprehensions: this runs per departure, and most departing jobs hold no slot
-        own: list[_Slot] = []
-        fillers = 0
+        # one loop, not comprehensions: this runs per departure, and most departing jobs hold no slot
+        fillers = vacancy = 0
         for m in self.members[job_id]:
             if isinstance(m, _Slot):
-                own.append(m)
                 fillers += len(m.fillers)
-        return fillers > 0 and fillers > self._unit_room() - sum([s.vacancy for s in own])
+                vacancy += m.vacancy
+        return fillers > 0 and fillers > self._unit_room() - vacancy
 
     # ----------------------------------------------------------------- Place (§4.3.2)
     def _place(self, job: int, g: int) -> list[Migration]:

@@ -5,13 +5,12 @@ A component is a list of nodes, each read by position: (kind, containers), a con
 anchor, members) (``canonical._Node`` or its plain-tuple twin). Its code is the lexicographic
 minimum, over a set of candidate (node order, job order) pairs, of the nodes' codes with jobs
 relabelled 0..k-1; the set is defined from isomorphism-invariant data only, so isomorphic
-components get one code. Two rounds of colour refinement (a job's colour: g, w and the id-free
-places it occupies, then the refined keys of its host nodes) order nodes and jobs; only ties are
-permuted, and twins (``tie_orders``) are tried in one order.
+components get one code. Colour refinement (a job's colour: g, w and the id-free places it
+occupies; in a second round, when two jobs still share one, also the refined keys of its host
+nodes) orders nodes and jobs; only ties are permuted, and twins (``tie_orders``) are tried in one
+order. When every job has a colour of its own the code needs no search (``_discrete``).
 """
 from __future__ import annotations
-
-from typing import Any
 
 from proofs_check.gpu.tie_orders import orders, tie_groups, twin_classes
 

@@ -177,8 +177,9 @@ class PolicyModel:
 
     def _run(self, s: FlatState, a: Event, ties: Chooser | None) -> Step[FlatState, Event]:
         # The search steps every action of one state in a row. With apply and undo (COMPASS:
-        # ``trial`` / ``view_after`` / ``rollback``) one scheduler is built per state and every
-        # event is undone on it; other policies are rebuilt from ``s`` per action.
+        # ``trial`` / ``view_after`` / ``rollback``) one scheduler is built per state and each
+        # event is undone on it before the next (``_apply``); other policies are rebuilt from
+        # ``s`` per action.
         pol = self._scheduler(s)
         if ties is None:  # most events: no chooser to install (``answering`` would do nothing)
             return self._apply(pol, s, a)
