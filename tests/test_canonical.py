@@ -290,7 +290,9 @@ def test_parent_hint_never_changes_a_representative(states, rnd):
     """``canonical(state, parent)`` takes the memo entries of the nodes ``state`` shares with
     ``parent`` by identity: a successor built from its parent's nodes (some replaced), an
     unrelated parent, one of another type or size, and a parent whose entries outlived a memo
-    clear all give the direct computation's representative."""
+    clear all give the direct computation's representative; so does the child with the
+    positions of its replaced nodes named (``changed``, as the explorer names the nodes its event
+    touched: the others are not looked at)."""
     saved = canon_mod._MEMO_LIMIT
     try:
         for i, (parent, other) in enumerate(zip(states, states[1:])):
@@ -305,6 +307,8 @@ def test_parent_hint_never_changes_a_representative(states, rnd):
                 mixed = tuple(a if rnd.random() < 0.5 else b for a, b in zip(parent.nodes, other.nodes))
                 child = type(parent)(parent.capacity, mixed)
                 assert canonical(child, parent) == direct(child)
+                changed = {n for n, (a, b) in enumerate(zip(parent.nodes, mixed)) if a is not b}
+                assert canonical(child, parent, changed) == direct(child)
             assert canonical(other, parent) == direct(other)
             assert canonical(parent, parent) == direct(parent)
     finally:

@@ -408,6 +408,11 @@ class AbsStore:
             nodes[n] = self._node_view(n)
         return _new(_ABS_VIEW, (self.capacity, tuple(nodes)))  # as in _node_view: once per applied event
 
+    def touched_nodes(self) -> set[int]:
+        """The nodes changed since ``trial()``: in ``view_after``'s view every other node is the
+        trial's view's own object. Empty outside a trial."""
+        return self._touched or set()
+
     def rollback(self) -> None:
         """Undo everything since ``trial()``: back to the state the trial started from."""
         touched, self._touched = self._touched, None

@@ -56,17 +56,6 @@ def owner(state: Hashable, count: int) -> int:
     return zlib.crc32(state if isinstance(state, bytes) else repr(state).encode()) % count
 
 
-def represented(model: Any, st: Step[Any, Any]) -> Step[Any, Any]:
-    """``st`` with its state replaced by the representative. The step is the model's fresh
-    value and only the search holds it, so it is updated in place rather than copied (the
-    memo is kept: what a model caches there is a function of the equivalence class)."""
-    state = st.state
-    rep = model.representative(state)
-    if rep is not state:
-        st.__dict__["state"] = rep  # a frozen dataclass: its field written as ``new_step`` writes them
-    return st
-
-
 def successors(model: Any, state: Any, key: Hashable, path: Rank, acts: Sequence[Any],
                props: Sequence[Property[Any, Any]], failure_props: Sequence[Property[Any, Any]],
                tally: Tally, pack: Callable[[Any], Hashable], shard: tuple[int, int], seen: set[Hashable],
@@ -78,7 +67,7 @@ def successors(model: Any, state: Any, key: Hashable, path: Rank, acts: Sequence
     ``shipped`` (keys this shard sent in an earlier level, which their owners absorbed)."""
     index, count = shard
     c = Counts()
-    step, within = model.step, model.within
+    step, within, representative = model.step, model.within, model.representative
     refused_, failed_ = Outcome.REFUSED, Outcome.FAILED
     for i, action in enumerate(acts):
         st = step(state, action)
@@ -94,7 +83,13 @@ def successors(model: Any, state: Any, key: Hashable, path: Rank, acts: Sequence
         if not within(st):  # before the representative: the premise is invariant
             c.pruned += 1
             continue
-        st = represented(model, st)
+        # The state replaced by its representative in place: the step is the model's fresh value
+        # and only the search holds it (its memo is kept: what a model caches there is a function
+        # of the equivalence class). A frozen dataclass: its field written as ``new_step`` writes them.
+        raw = st.state
+        rep = representative(raw)
+        if rep is not raw:
+            st.__dict__["state"] = rep
         rank = path + (i,)
         if props:
             tally.evaluate(props, st, False, rank)

@@ -75,7 +75,7 @@ class _Adapter(NamedTuple):
     write: Callable[[PlainNode, dict[int, int]], Any]  # a node (by position), labels -> a node of the state
 
 
-def canonical(state: FlatState, parent: FlatState | None = None) -> FlatState:
+def canonical(state: FlatState, parent: FlatState | None = None, changed: Iterable[int] | None = None) -> FlatState:
     """The canonical representative of ``state`` (an ``AbsView`` or a ``Placement``).
 
     The same value as ``canonical_map(state)[0]``, memoised on the whole state (the explorer
@@ -85,7 +85,10 @@ def canonical(state: FlatState, parent: FlatState | None = None) -> FlatState:
     ``parent`` is a speed hint, never an input of the result: a state whose node objects
     ``state`` shares by position (an explorer's successor shares the untouched nodes of the state
     it came from). Those nodes' memo entries are the parent's, taken by identity instead of
-    being looked up again (a deep hash and a deep compare of each node)."""
+    being looked up again (a deep hash and a deep compare of each node). ``changed``, with
+    ``parent``, is a promise, not a hint: the positions where ``state``'s node may be another
+    object than ``parent``'s (an explorer's successor: the nodes its event touched); every other
+    position is taken from the parent's entries without a look at the node."""
     ad = _ABS if type(state) is AbsView else _adapter(state)  # the explorer's states: no call
     capacity, nodes = state  # unpacked: in the compiled build a NamedTuple attribute is a generic look-up
     if len(nodes) != _size[0]:
@@ -94,7 +97,13 @@ def canonical(state: FlatState, parent: FlatState | None = None) -> FlatState:
     if parent is not None and len(shared) == len(nodes):
         # the entries of the last parent without a call (the explorer canonicalises its successors in a row)
         known = _last_parent[1] if _last_parent[0] is parent else _parent_seen(parent, ad)
-        seen = [known[i] if nd is shared[i] else _seen.get(nd) or _new_seen(nd, ad) for i, nd in enumerate(nodes)]
+        if changed is None:
+            seen = [known[i] if nd is shared[i] else _seen.get(nd) or _new_seen(nd, ad) for i, nd in enumerate(nodes)]
+        else:
+            seen = list(known)
+            for i in changed:
+                nd = nodes[i]
+                seen[i] = _seen.get(nd) or _new_seen(nd, ad)
     else:
         seen = [_seen.get(nd) or _new_seen(nd, ad) for nd in nodes]
     # The key names the state by its nodes' serial numbers, sorted (renumbering nodes keeps the

@@ -110,6 +110,7 @@ class PolicyModel:
         # rollback); typed, so that the compiled build calls those natively, not generically
         self._store: AbsStore | None = None
         self._undo = False  # _store ran an event not rolled back yet (``_apply``)
+        self._after: FlatState | None = None  # the successor of _store's event not rolled back yet
         self._ready: dict[Event, Step[FlatState, Event]] = {}  # steps ``actions`` ran (all_ties) ...
         self._ready_state: FlatState | None = None  # ... from this state
         self._packed: dict[int, tuple[FlatState, bytes]] = {}  # id(state) -> (state, pack(state))
@@ -117,14 +118,15 @@ class PolicyModel:
         self._wcc: dict[tuple[int, ...], bool] = {}  # wcc_holds per instance-count vector (``within``)
 
     def __getstate__(self) -> dict[str, Any]:  # the prototype and the caches are rebuilt, not shipped
-        return {k: v for k, v in self.__dict__.items() if k not in ("proto", "_base_state", "_store", "_undo", "_ready",
-                                                                    "_ready_state", "_packed", "_unpacked", "_wcc")}
+        return {k: v for k, v in self.__dict__.items() if k not in ("proto", "_base_state", "_store", "_undo", "_after",
+                                                                    "_ready", "_ready_state", "_packed", "_unpacked",
+                                                                    "_wcc")}
 
     def __setstate__(self, d: dict[str, Any]) -> None:
         self.__dict__.update(d)
         self.proto = self.factory(self.size)
         self._base_state, self._store, self._ready, self._ready_state = None, None, {}, None
-        self._undo = False
+        self._undo, self._after = False, None
         self._packed, self._unpacked, self._wcc = {}, {}, {}
 
     def init_states(self) -> Sequence[FlatState]:
@@ -229,7 +231,7 @@ class PolicyModel:
         if self._undo:
             store.rollback()
         store.trial()
-        self._undo = True
+        self._undo, self._after = True, None
         # unpacked once: from compiled code each attribute of the result (a NamedTuple of an
         # interpreted module, ``ok`` a Python property) is a generic attribute look-up
         outcome, migrations, reason = apply_event(store, a)
@@ -237,11 +239,14 @@ class PolicyModel:
             return new_step(s, a, _STEP_REFUSED if outcome is _REFUSED else OUTCOMES[outcome], s, migrations, reason)
         # s is the store's own view (``_run``: state_is(s)), so an AbsView; no cast(), a
         # function call per transition in pure Python. The memo: n_1..n_G, maintained by the scheduler.
-        return new_step(s, a, _STEP_APPLIED, store.view_after(s), migrations, reason,  # type: ignore[arg-type]
-                        {"counts": store.instance_counts()})
+        after = self._after = store.view_after(s)  # type: ignore[arg-type]
+        return new_step(s, a, _STEP_APPLIED, after, migrations, reason, {"counts": store.instance_counts()})
 
     def representative(self, s: FlatState) -> FlatState:
         if self.canon is canonical:  # its hint: a successor shares the untouched nodes of the state expanded
+            store = self._store
+            if s is self._after and store is not None and self._undo:  # and which nodes its event touched
+                return canonical(s, self._base_state, store.touched_nodes())
             return canonical(s, self._base_state)
         return self.canon(s)
 
