@@ -14,11 +14,9 @@ stdlib only (``setup.py`` loads this file without importing the package).
 """
 from __future__ import annotations
 
-import hashlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
-import json
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -59,6 +57,7 @@ def source(module: str, root: Path = ROOT) -> Path:
 
 
 def digest(path: Path) -> str:
+    import hashlib  # here, not at the top: a pure install never hashes, and hashlib loads OpenSSL (4 ms)
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
@@ -83,6 +82,7 @@ def stale(root: Path = ROOT, modules: Sequence[str] = HOT_MODULES) -> list[str]:
     present = [m for m in modules if extension(m, root) is not None]
     if not present:
         return []
+    import json  # as hashlib in ``digest``: only a compiled install reads its manifest
     try:
         recorded = json.loads(manifest_path(root).read_text())
     except (OSError, ValueError):

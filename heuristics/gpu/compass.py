@@ -588,7 +588,14 @@ class Compass(AbsStore):
             return []
         moves: list[Migration] = []
         for cls in self.variant.compact_classes:
-            moves += self._slot_repack() if cls == "slots" else self._best_fit_drain(cls)
+            if cls == "slots":
+                moves += self._slot_repack()
+                continue
+            # fewer than two candidates: no host pair (most classes of most events), known
+            # before BestFitDrain is called
+            index, lo, hi = self._host_keys(cls)
+            if index.count(lo, hi) >= 2:
+                moves += self._best_fit_drain(cls)
         return moves
 
     def _may_compact(self) -> bool:
@@ -633,9 +640,6 @@ class Compass(AbsStore):
 
     def _best_fit_drain(self, cls: str) -> list[Migration]:
         """BestFitDrain for one class, pseudocode of Compact lines 3–15."""
-        index, lo, hi = self._host_keys(cls)
-        if index.count(lo, hi) < 2:  # fewer than two candidates: no host pair
-            return []
         hosts = self._hosts(cls)
         if len(hosts) < 2:
             return []

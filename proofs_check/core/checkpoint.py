@@ -27,7 +27,6 @@ only checkpoints you wrote.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import pickle
 from contextlib import contextmanager
@@ -39,6 +38,12 @@ from proofs_check.core.atomic import write_atomic
 MAGIC = b"placement-oracles checkpoint\n"
 FORMAT_VERSION = 1
 FILE = "checkpoint.pkl"
+
+
+def _checksum(payload: bytes) -> str:
+    """SHA-256 (hex) of a checkpoint's payload."""
+    import hashlib  # here, not at the top: only a checkpointed run hashes, and hashlib loads OpenSSL at import
+    return hashlib.sha256(payload).hexdigest()
 
 
 class CheckpointError(Exception):
@@ -76,7 +81,7 @@ class Checkpointer:
             version, digest = head.decode("ascii").split(" ")
             if int(version) != FORMAT_VERSION:
                 raise ValueError(f"format version {version}, this program reads {FORMAT_VERSION}")
-            if hashlib.sha256(payload).hexdigest() != digest:
+            if _checksum(payload) != digest:
                 raise ValueError("checksum mismatch (truncated or altered)")
             doc = pickle.loads(payload)
         except Exception as e:  # any damage: one clear line, never a traceback
@@ -116,7 +121,7 @@ class Checkpointer:
     def _write(self) -> None:
         payload = pickle.dumps({"identity": self.identity, "finished": self.finished, "partial": self.partial},
                                pickle.HIGHEST_PROTOCOL)
-        head = MAGIC + f"{FORMAT_VERSION} {hashlib.sha256(payload).hexdigest()}\n".encode("ascii")
+        head = MAGIC + f"{FORMAT_VERSION} {_checksum(payload)}\n".encode("ascii")
         try:
             write_atomic(self.path, head + payload)
         except OSError as e:

@@ -8,7 +8,6 @@ package directories in (``proofs_check.cli.verify`` passes ``oracle/``, ``heuris
 """
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 from typing import Iterable
@@ -32,6 +31,7 @@ def source_files(roots: Iterable[str | os.PathLike[str]], suffixes: tuple[str, .
 def source_digest(roots: Iterable[str | os.PathLike[str]], suffixes: tuple[str, ...] = SUFFIXES) -> str:
     """SHA-256 (hex) over every source file of ``roots``: each file's relative path and content,
     length-prefixed, in sorted order, so renaming, adding, removing or editing any file changes it."""
+    import hashlib  # here, not at the top: only a checkpointed run asks, and hashlib loads OpenSSL at import
     h = hashlib.sha256()
     for rel, path in source_files(roots, suffixes):
         name, data = rel.encode("utf-8"), path.read_bytes()
