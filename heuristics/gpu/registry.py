@@ -39,8 +39,6 @@ from heuristics.gpu.hier_cluster import G_PANEL
 from heuristics.gpu.hier_compass import PANEL, HierCompass
 from heuristics.gpu.mcg import MCG
 from heuristics.gpu.policy import Policy
-from heuristics.gpu.repack_baselines import DRR, FFT
-from heuristics.gpu.sifopt import SIFOpt
 
 if TYPE_CHECKING:  # importlib.metadata is imported where entry points are read: 20 ms of every start-up
     from importlib.metadata import EntryPoint
@@ -73,13 +71,16 @@ def build_hier_compass(n_nodes: int, capacity: int = G_DEFAULT, panels_per_domai
     return HierCompass(n_nodes // panels_per_domain, panels_per_domain, variant, eight_gpu_level)
 
 
-_FACTORIES: Mapping[str, PolicyFactory] = {
+# A factory, or the "module:attribute" of one imported when the policy is first made: SIFOpt's and
+# the repacking baselines' modules import the repacking oracles (about 10 ms of every start-up of
+# a program that never makes one).
+_FACTORIES: Mapping[str, PolicyFactory | str] = {
     **{rule: partial(NodeRulePolicy, rule) for rule in RULES},
     **{f"compass-{v}": _compass(v) for v in VARIANTS},
     "hier-compass": build_hier_compass,
-    "sifopt": SIFOpt,
-    "fft": FFT,
-    "drr": DRR,
+    "sifopt": "heuristics.gpu.sifopt:SIFOpt",
+    "fft": "heuristics.gpu.repack_baselines:FFT",
+    "drr": "heuristics.gpu.repack_baselines:DRR",
     "cafgd": CAFGD,
     "mcg": MCG,
 }
@@ -182,8 +183,12 @@ def make_policy(name: str, n_nodes: int, capacity: int = G_DEFAULT, **opts: obje
 
 
 def _factory(name: str) -> PolicyFactory:
-    if name in _FACTORIES:
-        return _FACTORIES[name]
+    built_in = _FACTORIES.get(name)
+    if isinstance(built_in, str):
+        module, attr = built_in.split(":")
+        return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]
+    if built_in is not None:
+        return built_in
     ep = _entry_points().get(name)
     if ep is None and ":" in name:  # an unregistered scheduler by ``package.module:factory``
         return load_factory(name)

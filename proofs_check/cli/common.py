@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import gc
 import os
-import platform
 import sys
 import tempfile
 import time
@@ -149,7 +148,8 @@ class CliParser(argparse.ArgumentParser):
 def version_text(prog: str) -> str:
     """``PROG placement-oracles X.Y.Z (Python 3.11.4)``: what ``--version`` prints and a crash
     report starts with (``unknown version`` when run from a source tree that is not installed)."""
-    from importlib import metadata  # here, not at the top: see ``_Version``
+    import platform  # here, not at the top, as metadata: see ``_Version``
+    from importlib import metadata
     try:
         version = metadata.version(DISTRIBUTION)
     except metadata.PackageNotFoundError:

@@ -8,9 +8,7 @@ premise was never exercised). The process exit code (0/1/2/3) is the authoritati
 from __future__ import annotations
 
 import json
-import platform
 from typing import Any, Iterable, Mapping
-from xml.etree import ElementTree as ET
 
 from proofs_check.core.claim import ClaimDoc
 from proofs_check.core.verdict import ClaimResult, Verdict, covered, covered_text, exit_code
@@ -141,6 +139,7 @@ def summary_text(results: list[ClaimResult], docs: Docs | None = None) -> str:
 # --------------------------------------------------------------------------- files
 def to_json(results: list[ClaimResult], argv: list[str], bounds: dict[str, Any] | None,
             extra: dict[str, Any] | None = None) -> str:
+    import platform  # here and ElementTree below, not at the top: imported only when a file is written
     doc = {
         "tool": "verify", "argv": argv, "python": platform.python_version(),
         "bounds": bounds,
@@ -154,6 +153,7 @@ def to_json(results: list[ClaimResult], argv: list[str], bounds: dict[str, Any] 
 
 
 def to_junit(results: list[ClaimResult], elapsed: float, docs: Docs) -> str:
+    from xml.etree import ElementTree as ET
     suite = ET.Element("testsuite", name="verify", tests=str(len(results)), time=f"{elapsed:.3f}",
                        failures=str(sum(r.verdict == Verdict.VIOLATED for r in results)),
                        errors=str(sum(r.verdict == Verdict.INCONCLUSIVE for r in results)),
