@@ -96,19 +96,24 @@ def canonical(state: FlatState, parent: FlatState | None = None, changed: Iterab
     shared = parent[1] if parent is not None and type(parent) is type(state) else ()
     if parent is not None and len(shared) == len(nodes):
         # the entries of the last parent without a call (the explorer canonicalises its successors in a row)
-        known = _last_parent[1] if _last_parent[0] is parent else _parent_seen(parent, ad)
+        if _last_parent[0] is not parent:
+            _parent_seen(parent, ad)
+        known: list[_Seen] = _last_parent[1]
         if changed is None:
             seen = [known[i] if nd is shared[i] else _seen.get(nd) or _new_seen(nd, ad) for i, nd in enumerate(nodes)]
+            serials = [s.serial for s in seen]
         else:
             seen = list(known)
+            serials = list(_last_parent[2])
             for i in changed:
                 nd = nodes[i]
-                seen[i] = _seen.get(nd) or _new_seen(nd, ad)
+                entry = seen[i] = _seen.get(nd) or _new_seen(nd, ad)
+                serials[i] = entry.serial
     else:
         seen = [_seen.get(nd) or _new_seen(nd, ad) for nd in nodes]
+        serials = [s.serial for s in seen]
     # The key names the state by its nodes' serial numbers, sorted (renumbering nodes keeps the
     # class): the memo keeps no raw state alive, and meets states that differ in node order.
-    serials = [s.serial for s in seen]
     serials.sort()
     key = (capacity, *serials)
     rep = _state_memo.get(key)
@@ -228,7 +233,7 @@ _parts: Final[dict[tuple[int, ...], _Class]] = {}  # serials of a multi-node com
 _Normalised = tuple[PlainNode, ...]  # ``_normalised``: a component as plain tuples
 _norm_memo: Final[dict[_Normalised, _Class]] = {}  # normalised component -> class
 _classes: Final[dict[tuple, _Class]] = {}  # code -> class (one object per class: outputs are shared)
-_last_parent: Final[list[Any]] = [None, []]  # ``_parent_seen``: the last parent and its nodes' entries
+_last_parent: Final[list[Any]] = [None, [], []]  # ``_parent_seen``: the last parent, its nodes' entries and serials
 _reps: Final[dict[tuple, FlatState]] = {}  # (capacity, state type, the sorted classes) -> representative
 _size: Final = [0]  # the node count of the states the whole-state memos (_state_memo, _reps) hold
 _shapes: Final[dict[tuple, Any]] = {}  # node code, normalised or output node -> its kept copy (``_interned``)
@@ -248,13 +253,13 @@ def _new_seen(nd: Any, ad: _Adapter) -> _Seen:
     return _remember(_seen, nd, _Seen(next(_serials), ad.read(nd)))
 
 
-def _parent_seen(parent: FlatState, ad: _Adapter) -> list[_Seen]:
-    """The memo entries of ``parent``'s nodes (``canonical``'s hint), kept as the last parent's
-    (``canonical`` reads them from there while its parent stays the same: the explorer
-    canonicalises a state's successors one after the other). Holding an entry past a memo clear
-    is exact: an entry describes its node, and serials are never reused."""
-    _last_parent[0], _last_parent[1] = parent, [_seen.get(nd) or _new_seen(nd, ad) for nd in parent.nodes]
-    return _last_parent[1]
+def _parent_seen(parent: FlatState, ad: _Adapter) -> None:
+    """The memo entries of ``parent``'s nodes (``canonical``'s hint) and their serials, kept as
+    the last parent's (``canonical`` reads them from there while its parent stays the same: the
+    explorer canonicalises a state's successors one after the other). Holding an entry past a
+    memo clear is exact: an entry describes its node, and serials are never reused."""
+    entries = [_seen.get(nd) or _new_seen(nd, ad) for nd in parent.nodes]
+    _last_parent[0], _last_parent[1], _last_parent[2] = parent, entries, [s.serial for s in entries]
 
 
 def _remember(memo: dict, key: Any, value: Any) -> Any:
