@@ -351,9 +351,16 @@ def components_bfs(jobs):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.frozensets(st.integers(0, 7), max_size=3), max_size=7))
+@given(st.lists(st.frozensets(st.integers(-3, 7), max_size=3), max_size=7))
 def test_groups_are_the_components_in_first_node_order(jobs):
-    assert canon_mod._groups(jobs) == components_bfs(jobs)
+    assert canon_mod._groups([canon_mod.job_mask(js) for js in jobs]) == components_bfs(jobs)
+
+
+@given(st.frozensets(st.integers(-40, 40)), st.frozensets(st.integers(-40, 40)))
+def test_job_masks_intersect_as_their_sets(a, b):
+    """Negative ids too (an id is a label; nothing in a state forbids one)."""
+    ma, mb = canon_mod.job_mask(a), canon_mod.job_mask(b)
+    assert bool(ma & mb) == bool(a & b) and ma | mb == canon_mod.job_mask(a | b)
 
 
 def test_a_job_of_two_sizes_is_refused_by_both_paths():

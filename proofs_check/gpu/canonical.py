@@ -220,7 +220,7 @@ class _Seen:
 
     def __init__(self, serial: int, node: _Node) -> None:
         self.serial, self.node = serial, _Node(node.kind, tuple(sorted(node.containers, key=container_shape)))
-        self.base, self.jobs = node_base(node), frozenset(_jobs_of(node))
+        self.base, self.jobs = node_base(node), job_mask(_jobs_of(node))
         self.alone: _Class | None = None
 
 
@@ -357,7 +357,7 @@ def _sorted_containers(node: PlainNode, labels: dict[int, int]) -> list[PlainCon
 
 def _components(nodes: list[_Node]) -> list[list[int]]:
     """Node indices grouped by connectivity through shared jobs."""
-    return _groups([frozenset(_jobs_of(node)) for node in nodes])
+    return _groups([job_mask(_jobs_of(node)) for node in nodes])
 
 
 def _jobs_of(node: _Node) -> Iterable[int]:
@@ -367,20 +367,30 @@ def _jobs_of(node: _Node) -> Iterable[int]:
         yield from c.members
 
 
-def _groups(jobs: list[frozenset[int]]) -> list[list[int]]:
-    """Node indices grouped by connectivity through shared jobs, each group ascending, in order of
-    their first node."""
+def job_mask(jobs: Iterable[int]) -> int:
+    """A set of job ids as the bits of an integer (id j ≥ 0: bit 2j; j < 0: bit −2j − 1), so that
+    ``_groups`` tests and merges sets with integer operations, not set methods."""
+    mask = 0
+    for j in jobs:
+        mask |= 1 << (2 * j if j >= 0 else -2 * j - 1)
+    return mask
+
+
+def _groups(jobs: list[int]) -> list[list[int]]:
+    """Node indices grouped by connectivity through shared jobs (``job_mask`` of each node's
+    jobs), each group ascending, in order of their first node."""
     out: list[list[int]] = []
-    held: list[frozenset[int]] = []  # the jobs of each group
+    held: list[int] = []  # the jobs of each group
     for n, js in enumerate(jobs):
         into = -1
         if js:
             k = 0
             while k < len(out):
-                if held[k].isdisjoint(js):
+                if not held[k] & js:
                     k += 1
                 elif into < 0:
-                    into, held[k] = k, held[k] | js
+                    into = k
+                    held[k] |= js
                     out[k].append(n)
                     k += 1
                 else:  # n links two groups: merge the later one into the first
