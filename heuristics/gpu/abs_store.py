@@ -290,7 +290,10 @@ class AbsStore:
         pool, slots = self.pool[n], self.slots[n]
         if self._shared:
             kind = self.kind[n] = SLOTTED if slots else POOL if pool else BLOCKED if self._held[n] else EMPTY
-        elif kind == POOL and not pool or kind == SLOTTED and not slots:
+        elif kind == POOL:
+            if not pool:
+                kind = self.kind[n] = EMPTY
+        elif kind == SLOTTED and not slots:
             kind = self.kind[n] = EMPTY
         vac = profiled = used = 0
         if slots:  # no loop set up for a node without slots (most touched nodes are pool nodes)
@@ -299,7 +302,7 @@ class AbsStore:
                 vac += s.width - s.g - f
                 profiled += s.width
                 used += s.g + f
-        if kind == POOL:
+        elif kind == POOL:  # a pool node has no slots (with shared nodes one that has is SLOTTED)
             used = len(pool)
         old_vac = self._vac[n]
         if vac != old_vac:
@@ -310,7 +313,8 @@ class AbsStore:
             self._is_partial[n] = partial
             self._partial += 1 if partial else -1
         # Written out per index: this runs several times per event. A key already right (OFF of a
-        # node not indexed yet, in ``with_state``) is not set again.
+        # node not indexed yet, in ``with_state``) is not set again. One test of the kind per
+        # branch: this is the hot path of every operator.
         h = OFF
         if kind == EMPTY:
             e = 0
@@ -322,11 +326,15 @@ class AbsStore:
             f_ = self.capacity - free
             v = 0 if kind == SLOTTED and vac else OFF
             h = OFF if kind == SLOTTED else free
-        else:
-            e = OFF
-            r = self.capacity - profiled if kind == SLOTTED else OFF
-            f_ = len(pool) if kind == POOL else OFF
-            v = 0 if kind == SLOTTED and vac else OFF
+        elif kind == POOL:
+            e = r = v = OFF
+            f_ = used
+        elif kind == SLOTTED:
+            e = f_ = OFF
+            r = self.capacity - profiled
+            v = 0 if vac else OFF
+        else:  # a blocked node is in no index
+            e = r = f_ = v = OFF
         if self._empty._cur[n] != e:
             self._empty.set(n, e)
         if self._by_room._cur[n] != r:
