@@ -417,8 +417,9 @@ class AbsStore:
         return _new(_ABS_VIEW, (self.capacity, tuple(nodes)))  # as in _node_view: once per applied event
 
     def touched_nodes(self) -> set[int]:
-        """The nodes changed since ``trial()``: in ``view_after``'s view every other node is the
-        trial's view's own object. Empty outside a trial."""
+        """The nodes touched since ``trial()`` (every node an operator changed): in
+        ``view_after``'s view every other node is the trial's view's own object. Empty outside a
+        trial."""
         return self._touched or set()
 
     def rollback(self) -> None:

@@ -214,7 +214,7 @@ class _Class:
 class _Seen:
     """What one raw node contributes: a serial number (never reused, so keys built from serials
     stay exact across memo clears), its containers (in shape order), its id-free signature, its
-    jobs, and its class when it is a component alone."""
+    jobs (``job_mask``), and its class when it is a component alone."""
 
     __slots__ = ("serial", "node", "base", "jobs", "alone")
 
@@ -369,7 +369,8 @@ def _jobs_of(node: _Node) -> Iterable[int]:
 
 def job_mask(jobs: Iterable[int]) -> int:
     """A set of job ids as the bits of an integer (id j ≥ 0: bit 2j; j < 0: bit −2j − 1), so that
-    ``_groups`` tests and merges sets with integer operations, not set methods."""
+    ``_groups`` tests and merges sets with integer operations, not set methods. The explorer's
+    ids are labels 0..k−1; a large id only makes a wide integer."""
     mask = 0
     for j in jobs:
         mask |= 1 << (2 * j if j >= 0 else -2 * j - 1)
