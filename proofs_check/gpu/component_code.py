@@ -156,7 +156,8 @@ def _first_appearance(nodes: list[PlainNode], node_order: list[int]) -> dict[int
     return first
 
 
-def _refined_key(node: PlainNode, base: int, colour: dict[int, tuple]) -> tuple:
-    return (base, tuple(sorted([
+def _refined_key(node: PlainNode, rank: int, colour: dict[int, tuple]) -> tuple:
+    """A node's key: its signature's rank (``_ranks``), then each container's jobs by colour."""
+    return (rank, tuple(sorted([
         (desc, None if anchor is None else colour[anchor], tuple(sorted([colour[j] for j in members])))
         for desc, anchor, members in node[1]])))
