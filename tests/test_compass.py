@@ -430,6 +430,44 @@ def test_policy_model_undoes_an_event_before_the_scheduler_is_used_again(variant
     run()
 
 
+@pytest.mark.parametrize("variant", ["literal", "repaired"])
+def test_policy_model_transition_is_step_within_representative(variant):
+    """``PolicyModel.transition`` (the search's one call per event: apply and undo, the premise
+    read from the scheduler's counts before the view is built, the touched nodes passed to
+    ``canonical``) equals ``stepped`` (step, within, representative) of a model that rebuilds the
+    scheduler for every event, in any order of a state's events and mixed with ``step`` calls;
+    with the WCC premise on, so pruned transitions are compared too."""
+    from proofs_check.core.model import PRUNED, Outcome, stepped
+    from proofs_check.gpu.events import counts_of_state
+    from proofs_check.gpu.canonical import canonical_map
+    from proofs_check.gpu.flat_claims import compass_factory
+    from proofs_check.gpu.policy_model import EventBounds, PolicyModel
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(st.data())
+    def run(data) -> None:
+        n = data.draw(st.integers(1, 4))
+        c = _walked(Compass(n, variant=variant), data, 6)
+        model, rebuilt = (PolicyModel(compass_factory(variant), n, EventBounds(tuple(range(1, 9)), 4, 4), True)
+                          for _ in range(2))
+        rebuilt.without_fast_path()
+        view = model.representative(c.abs_view())
+        acts = list(model.actions(view))
+        for a in data.draw(st.permutations(acts)):
+            got, want = model.transition(view, a), stepped(rebuilt, view, a)
+            assert got[:4] == want[:4]  # the memo aside: a rebuilt step keeps none
+            if got[0] is Outcome.APPLIED:
+                assert got[1] == canonical_map(got[1])[0]
+                assert got[4] == {"counts": counts_of_state(got[1], 8)}
+            else:
+                assert got is PRUNED or got[1] is view
+            if data.draw(st.booleans()):  # a step in between: the event it leaves is undone as well
+                model.step(view, data.draw(st.sampled_from(acts)))
+        assert _internals(model._scheduler(view)) == _internals(Compass(n, variant=variant).with_state(view))
+
+    run()
+
+
 @pytest.mark.parametrize("copy_of", ["pickle", "deepcopy"])
 def test_a_copied_scheduler_runs_on_as_the_original(copy_of):
     """A pickled or deep-copied COMPASS (its indexes start with one empty bucket list shared by

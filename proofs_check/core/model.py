@@ -23,7 +23,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Callable, Generic, Hashable, Protocol, Sequence, TypeVar, runtime_checkable
+from functools import partial
+from typing import Any, Callable, Final, Generic, Hashable, Protocol, Sequence, TypeVar, runtime_checkable
 
 S = TypeVar("S", bound=Hashable)
 A = TypeVar("A", bound=Hashable)
@@ -124,6 +125,39 @@ class Packing(Protocol):
     def pack(self, s: Any) -> Hashable: ...
 
     def unpack(self, key: Any) -> Any: ...
+
+
+# One action as the search takes it (``transition``): (outcome, state, detail, reason, memo), the
+# step's fields with ``state`` the successor's representative (``prev`` when the action was not
+# applied); the outcome None when the successor is outside the premise (``within``: pruned).
+Transition = tuple[Outcome | None, Any, Any, str, dict[str, Any] | None]
+PRUNED: Final[Transition] = (None, None, (), "", None)
+
+
+def stepped(model: Any, s: Any, a: Any) -> Transition:
+    """The transition of action ``a`` from ``s``, by definition: ``step``, then ``within`` on an
+    applied step, then ``representative`` of its state."""
+    st = model.step(s, a)
+    if st.outcome is not Outcome.APPLIED:
+        return st.outcome, st.state, st.detail, st.reason, st.memo
+    if not model.within(st):
+        return PRUNED
+    return Outcome.APPLIED, model.representative(st.state), st.detail, st.reason, st.memo
+
+
+@runtime_checkable
+class Transitions(Protocol):
+    """Optional for a model: ``transition(s, a)``, equal to ``stepped(model, s, a)`` in one call
+    and without a :class:`Step` (the search's inner loop runs it once per transition)."""
+
+    def transition(self, s: Any, a: Any) -> Transition: ...
+
+
+def transitions(model: Any) -> Callable[[Any, Any], Transition]:
+    """The transition function of ``model``: its :class:`Transitions` method, or ``stepped``."""
+    if isinstance(model, Transitions):
+        return model.transition
+    return partial(stepped, model)
 
 
 @runtime_checkable

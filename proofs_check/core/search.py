@@ -44,7 +44,8 @@ from proofs_check.core.engine import SERIAL, Engine, WorkerLost
 from proofs_check.core.interrupt import INTERRUPTED
 from proofs_check.core.records import Exploration, Finding, Limits, PropertyOutcome, SizeStats
 from proofs_check.core.recovery import MAX_RECOVERIES, Resumable, Saver, Shards, shard_checkpoint, shard_restore
-from proofs_check.core.model import A, Described, Numbers, On, Outcome, Property, S, StateModel, Step, codec
+from proofs_check.core.model import A, Described, Numbers, On, Outcome, Property, S, StateModel, Step, codec, \
+    transitions
 from proofs_check.core.successors import Shipped, owner, successors
 from proofs_check.core.tally import Rank, Tally
 
@@ -120,6 +121,7 @@ class Shard(Generic[S, A]):
         self.expanded = []
         timed_out = False
         pack, unpack = codec(model)
+        transition = transitions(model)
         shard, seen, expanded = (self.index, self.count), self.seen, self.expanded
         for path, key in self.frontier:
             state = unpack(key)
@@ -132,7 +134,7 @@ class Shard(Generic[S, A]):
             if not isinstance(acts, (list, tuple)):
                 acts = list(acts)
             ex.generated = len(acts)
-            c = successors(model, state, key, path, acts, props, failure_props, tally, pack, shard, seen, self.shipped,
+            c = successors(transition, state, key, path, acts, props, failure_props, tally, pack, shard, seen, self.shipped,
                            out)
             ex.refused, ex.failures, ex.pruned = c.refused, c.failures, c.pruned
         self.own = out[self.index]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import zlib
 from typing import Any, Callable, Final, Hashable, Sequence
 
-from proofs_check.core.model import Outcome, Property, Step, failure_numbers
+from proofs_check.core.model import Outcome, Property, Step, Transition, failure_numbers
 from proofs_check.core.tally import Rank, Tally
 
 # A level's successor as a shard keeps it until absorbed and as it travels to its owner shard:
@@ -56,50 +56,42 @@ def owner(state: Hashable, count: int) -> int:
     return zlib.crc32(state if isinstance(state, bytes) else repr(state).encode()) % count
 
 
-def successors(model: Any, state: Any, key: Hashable, path: Rank, acts: Sequence[Any],
-               props: Sequence[Property[Any, Any]], failure_props: Sequence[Property[Any, Any]],
+def successors(transition: Callable[[Any, Any], Transition], state: Any, key: Hashable, path: Rank,
+               acts: Sequence[Any], props: Sequence[Property[Any, Any]], failure_props: Sequence[Property[Any, Any]],
                tally: Tally, pack: Callable[[Any], Hashable], shard: tuple[int, int], seen: set[Hashable],
                shipped: set[Hashable], out: list[dict[Hashable, Shipped]]) -> Counts:
-    """Apply each of ``acts`` to ``state`` (packed as ``key``, reached by ``path``); evaluate the
-    transition properties and operator failures; put each successor into its owner's box of
-    ``out``, keeping the minimum-rank discoverer, unless its owner has it already: it is in
-    ``seen`` (this shard's, ``shard`` = (index, count)) or, owned by another shard, in
-    ``shipped`` (keys this shard sent in an earlier level, which their owners absorbed)."""
+    """Apply each of ``acts`` to ``state`` (packed as ``key``, reached by ``path``) by the model's
+    ``transition`` (``proofs_check.core.model.transitions``); evaluate the transition properties
+    and operator failures; put each successor into its owner's box of ``out``, keeping the
+    minimum-rank discoverer, unless its owner has it already: it is in ``seen`` (this shard's,
+    ``shard`` = (index, count)) or, owned by another shard, in ``shipped`` (keys this shard sent in
+    an earlier level, which their owners absorbed)."""
     index, count = shard
     c = Counts()
-    step, within, representative = model.step, model.within, model.representative
     refused_, failed_ = Outcome.REFUSED, Outcome.FAILED
     for i, action in enumerate(acts):
-        st = step(state, action)
-        outcome = st.outcome
+        outcome, nxt, detail, reason, memo = transition(state, action)
         if outcome is refused_:
             c.refused += 1
             continue
         if outcome is failed_:
             c.failures += 1
             for p in failure_props:
-                tally.found(p.name, path + (i,), failure_numbers(st.reason), st.reason)
+                tally.found(p.name, path + (i,), failure_numbers(reason), reason)
             continue
-        if not within(st):  # before the representative: the premise is invariant
+        if outcome is None:  # outside the premise (``PRUNED``)
             c.pruned += 1
             continue
-        # The state replaced by its representative in place: the step is the model's fresh value
-        # and only the search holds it (its memo is kept: what a model caches there is a function
-        # of the equivalence class). A frozen dataclass: its field written as ``new_step`` writes them.
-        raw = st.state
-        rep = representative(raw)
-        if rep is not raw:
-            st.__dict__["state"] = rep
         rank = path + (i,)
-        if props:
-            tally.evaluate(props, st, False, rank)
-        succ = pack(st.state)
+        if props:  # the step of the transition (Step: state --action--> nxt), for its properties
+            tally.evaluate(props, new_step(state, action, outcome, nxt, detail, reason, memo), False, rank)
+        succ = pack(nxt)
         dest = index if count == 1 else owner(succ, count)
         if succ in (seen if dest == index else shipped):
             continue
         box = out[dest]
         prev = box.get(succ)
         if prev is None or rank < prev[1]:
-            # the step's prev is ``state`` (Step: prev --action--> state), packed as ``key``
-            box[succ] = (succ, rank, key, st.action, st.outcome, st.detail, st.reason, st.memo)
+            # the step's prev is ``state``, packed as ``key``
+            box[succ] = (succ, rank, key, action, outcome, detail, reason, memo)
     return c

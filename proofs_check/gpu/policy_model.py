@@ -30,7 +30,7 @@ from heuristics.gpu.policy import Outcome as PolicyOutcome
 from heuristics.gpu.policy import EventResult, StateKey, ViewPolicy
 from oracle.gpu.paper_phi import wcc_holds
 from heuristics.gpu.ties import Chooser, Script
-from proofs_check.core.model import Outcome, Step
+from proofs_check.core.model import PRUNED, Outcome, Step, Transition, stepped
 from proofs_check.core.successors import new_step
 from proofs_check.gpu import packed
 from proofs_check.gpu.canonical import canonical
@@ -47,6 +47,12 @@ _REFUSED: Final = PolicyOutcome.REFUSED
 # a look-up on the Enum class each time: two of them per transition)
 _STEP_APPLIED: Final = Outcome.APPLIED
 _STEP_REFUSED: Final = Outcome.REFUSED
+
+
+def _step_outcome(outcome: PolicyOutcome) -> Outcome:
+    """The step outcome of a scheduler's outcome (the usual refusal without a dict look-up: an
+    Enum's hash is a Python-level call)."""
+    return _STEP_REFUSED if outcome is _REFUSED else OUTCOMES[outcome]
 
 
 @dataclass(frozen=True)
@@ -226,8 +232,18 @@ class PolicyModel:
             res = apply_event(pol, a)
             return new_step(s, a, OUTCOMES[res.outcome], flat_key(pol.state_key()) if res.ok else s,
                             res.migrations, res.reason)
-        # The event is undone when the scheduler is next asked for (``_scheduler``, or here): the
-        # last event of a state is never undone, its scheduler dropped for the next state's.
+        outcome, migrations, reason = self._trial(store, a)
+        if outcome is not _APPLIED:
+            return new_step(s, a, _step_outcome(outcome), s, migrations, reason)
+        # s is the store's own view (``_run``: state_is(s)), so an AbsView; no cast(), a
+        # function call per transition in pure Python. The memo: n_1..n_G, maintained by the scheduler.
+        after = self._after = store.view_after(s)  # type: ignore[arg-type]
+        return new_step(s, a, _STEP_APPLIED, after, migrations, reason, {"counts": store.instance_counts()})
+
+    def _trial(self, store: AbsStore, a: Event) -> tuple[PolicyOutcome, tuple[Any, ...], str]:
+        """Event ``a`` run on ``store`` as a trial: (outcome, migrations, reason). The event is
+        undone when the scheduler is next asked for (``_scheduler``, or here): the last event of a
+        state is never undone, its scheduler dropped for the next state's."""
         if self._undo:
             store.rollback()
         store.trial()
@@ -235,12 +251,24 @@ class PolicyModel:
         # unpacked once: from compiled code each attribute of the result (a NamedTuple of an
         # interpreted module, ``ok`` a Python property) is a generic attribute look-up
         outcome, migrations, reason = apply_event(store, a)
-        if outcome is not _APPLIED:  # by identity: an Enum's hash (a dict key) is a Python-level call
-            return new_step(s, a, _STEP_REFUSED if outcome is _REFUSED else OUTCOMES[outcome], s, migrations, reason)
-        # s is the store's own view (``_run``: state_is(s)), so an AbsView; no cast(), a
-        # function call per transition in pure Python. The memo: n_1..n_G, maintained by the scheduler.
-        after = self._after = store.view_after(s)  # type: ignore[arg-type]
-        return new_step(s, a, _STEP_APPLIED, after, migrations, reason, {"counts": store.instance_counts()})
+        return outcome, migrations, reason
+
+    def transition(self, s: FlatState, a: Event) -> Transition:
+        """``stepped(self, s, a)`` (``proofs_check.core.model``). With apply and undo, in one
+        call: the premise is read from the scheduler's instance counts before the successor's
+        view is built, and the view's touched nodes are passed to ``canonical``."""
+        store = self._store
+        if store is None or s is not self._base_state or a.choices or s is self._ready_state:
+            return stepped(self, s, a)
+        outcome, migrations, reason = self._trial(store, a)
+        if outcome is not _APPLIED:
+            return _step_outcome(outcome), s, migrations, reason, None
+        counts = store.instance_counts()
+        if self.wcc_trajectory and not self._wcc_holds(counts):
+            return PRUNED
+        after = store.view_after(s)  # type: ignore[arg-type]
+        rep = canonical(after, s, store.touched_nodes()) if self.canon is canonical else self.canon(after)
+        return _STEP_APPLIED, rep, migrations, reason, {"counts": counts}
 
     def representative(self, s: FlatState) -> FlatState:
         if self.canon is canonical:  # its hint: a successor shares the untouched nodes of the state expanded
@@ -274,8 +302,9 @@ class PolicyModel:
         if not self.wcc_trajectory:
             return True
         counts = st.memo.get("counts")
-        if counts is None:
-            counts = counts_of_state(st.state, self.capacity)
+        return self._wcc_holds(counts_of_state(st.state, self.capacity) if counts is None else counts)
+
+    def _wcc_holds(self, counts: tuple[int, ...]) -> bool:
         # WCC is a function of the count vector alone, and a run meets few vectors: remembered,
         # not a call into the interpreted oracle per transition
         held = self._wcc.get(counts)
