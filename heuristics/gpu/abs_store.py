@@ -254,6 +254,7 @@ class AbsStore:
         self.members: dict[int, list[_Slot | _Unit]] = {}
         self._counts = [0] * (self.capacity + 1)
         self._touched: set[int] | None = None  # nodes changed since ``trial()`` (None: not recording)
+        self._waiting = -1  # a node whose ``_touch`` waits (``_touch_later``); -1: none
         self._log: dict[int, _Saved] | None = None
         self._saved: tuple[dict[int, Job], list[int], dict[int, list[_Slot | _Unit]]] = _NOTHING_SAVED
         self._built_from: AbsView | None = None  # the view with_state rebuilt verbatim (``state_is``)
@@ -346,6 +347,23 @@ class AbsStore:
         if self._shared and self._held_room._cur[n] != h:
             self._held_room.set(n, h)
 
+    def _touch_later(self, n: int) -> None:
+        """``_touch(n)`` deferred to ``_settle``, for a run of changes to node ``n`` that read no
+        index meanwhile (a departing job's instances leaving one node one by one); a change to
+        another node touches the waiting one first."""
+        waiting = self._waiting
+        if waiting != n:
+            if waiting >= 0:
+                self._touch(waiting)
+            self._waiting = n
+
+    def _settle(self) -> None:
+        """The waiting ``_touch`` (``_touch_later``), before anything reads an index again."""
+        waiting = self._waiting
+        if waiting >= 0:
+            self._waiting = -1
+            self._touch(waiting)
+
     # ----------------------------------------------------------------- Policy interface
     def running(self) -> dict[int, Job]:
         return dict(self.jobs)
@@ -428,6 +446,7 @@ class AbsStore:
         log, self._log = self._log, None
         if touched is None or log is None:
             raise RuntimeError("rollback without trial")
+        self._waiting = -1  # its node is in the log: touched below
         self.jobs, self._counts, self.members = self._saved
         for n, (kind, pool, slots) in log.items():
             self.kind[n] = kind

@@ -242,6 +242,7 @@ class Compass(AbsStore):
         left = list(self.members[job_id])
         while left:
             moves += self._remove(self._next_removal(left))
+        self._settle()
         del self.members[job_id]
         if self.variant.compact_on_departure:
             moves += self._compact()
@@ -514,43 +515,58 @@ class Compass(AbsStore):
         self._touch(n)
 
     def _detach(self, u: _Unit) -> None:
+        self._take_out(u)
+        self._touch(u.node)
+
+    def _take_out(self, u: _Unit) -> None:
+        """``u`` leaves its slot or pool; its node is left for the caller to re-index."""
         self._save(u.node)
         if u.slot is not None:
             u.slot.fillers.remove(u)
         else:
             self.pool[u.node].remove(u)
-        self._touch(u.node)
 
     # ----------------------------------------------------------------- Remove (§4.3.3)
     def _remove(self, m: _Slot | _Unit) -> list[Migration]:
+        """One instance of a departing job leaves (``_depart`` settles afterwards). A removal
+        that reads no index (a pool unit, a filler that draws no replacement, a slot without
+        fillers) re-indexes its node later (``_touch_later``): a departing job's instances often
+        leave one node one after the other; any other first settles the waiting node."""
         if isinstance(m, _Unit):
             slot = m.slot
+            if slot is None or not self.variant.replace_departed_filler:
+                self._take_out(m)
+                self._touch_later(m.node)
+                return []
+            self._settle()
             self._detach(m)
-            if slot is not None and self.variant.replace_departed_filler:
-                return self._draw_fillers(slot, 1, "filler-replace")
-            return []
+            return self._draw_fillers(slot, 1, "filler-replace")
         s = m
         if self.variant.dissolve_first:
+            self._settle()
             return self._dissolve_then_reseat(s)
-        dests = []
-        for i, f in enumerate(s.fillers):
-            d = self._unit_destination(exclude=s)
-            dests.append(d)
-            if i + 1 < len(s.fillers):  # the seat is held for the fillers still to choose
-                self._claim(d)
-        if len(dests) > 1:
-            self._unclaim(dests[:-1])
         moves = []
         src = s.node
-        self._save(src)
-        for f, d in zip(list(s.fillers), dests) if dests else ():  # most slots leave with no filler
-            # the slot's node is re-indexed once, below: the destinations are chosen already,
-            # so nothing reads its keys meanwhile
-            s.fillers.remove(f)
-            self._install_unit(f, d)
-            moves.append(_new(_MIGRATION, (f.job, 1, src, f.node, "filler-return")))
+        if s.fillers:  # most slots leave with none: no destination to choose
+            self._settle()
+            dests = []
+            for i, f in enumerate(s.fillers):
+                d = self._unit_destination(exclude=s)
+                dests.append(d)
+                if i + 1 < len(s.fillers):  # the seat is held for the fillers still to choose
+                    self._claim(d)
+            if len(dests) > 1:
+                self._unclaim(dests[:-1])
+            self._save(src)
+            for f, d in zip(list(s.fillers), dests):
+                # the slot's node is re-indexed later: the destinations are chosen already
+                s.fillers.remove(f)
+                self._install_unit(f, d)
+                moves.append(_new(_MIGRATION, (f.job, 1, src, f.node, "filler-return")))
+        else:
+            self._save(src)
         self.slots[src].remove(s)
-        self._touch(src)
+        self._touch_later(src)
         return moves
 
     def _dissolve_then_reseat(self, s: _Slot) -> list[Migration]:
