@@ -16,7 +16,7 @@ units may be held by the other level (H1) and its free units are a pool region b
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any, Final, Self
+from typing import Any, Final, Iterable, Self
 
 from mypy_extensions import mypyc_attr
 
@@ -253,7 +253,6 @@ class AbsStore:
         self.jobs: dict[int, Job] = {}
         self.members: dict[int, list[_Slot | _Unit]] = {}
         self._counts = [0] * (self.capacity + 1)
-        self._touched: set[int] | None = None  # nodes changed since ``trial()`` (None: not recording)
         self._waiting = -1  # a node whose ``_touch`` waits (``_touch_later``); -1: none
         self._log: dict[int, _Saved] | None = None
         self._saved: tuple[dict[int, Job], list[int], dict[int, list[_Slot | _Unit]]] = _NOTHING_SAVED
@@ -284,9 +283,6 @@ class AbsStore:
 
         One pass over the node derives its vacancy, its used GPUs and its four index keys (the hot
         path of every operator and of ``with_state``)."""
-        touched = self._touched
-        if touched is not None:
-            touched.add(n)
         kind = self.kind[n]
         pool, slots = self.pool[n], self.slots[n]
         if self._shared:
@@ -399,7 +395,7 @@ class AbsStore:
     # ``trial()`` starts a change log: before an operator first changes a node's contents it
     # records the node's kind, its pool list and each slot with its filler list (``_save``), and
     # every change is followed by ``_touch`` of that node. ``view_after(view)`` reads the new
-    # state rebuilding only the touched nodes' views; ``rollback()`` puts the recorded lists and
+    # state rebuilding only the recorded nodes' views; ``rollback()`` puts the recorded lists and
     # every recorded object's place back (objects an arrival made are dropped), then touches those
     # nodes, as the operators do after a change (which derives their vacancy, partial flag and
     # index keys from the restored contents: as cheap as saving and restoring those values,
@@ -408,14 +404,14 @@ class AbsStore:
     # (``tests/test_compass.py`` checks it against a rebuild after random events).
     def trial(self) -> None:
         """Start an event that ``rollback`` will undo (a refused or failed event changes nothing)."""
-        self._touched = set()
         self._log = {}
         # An event only adds a job's list (arrival) or deletes one (departure), never changes a
         # list in place: a shallow copy restores the keys, their order and the untouched lists.
         self._saved = (dict(self.jobs), list(self._counts), dict(self.members))
 
     def _save(self, n: int) -> None:
-        """Record node ``n``'s contents before its first change in a trial (see above)."""
+        """Record node ``n``'s contents before its first change in a trial (see above): the log's
+        nodes are the trial's changed nodes (``changed_nodes``), as ``rollback`` needs them."""
         self._built_from = None  # every operator saves a node before it changes it
         log = self._log
         if log is None or n in log:
@@ -426,25 +422,29 @@ class AbsStore:
     def view_after(self, view: AbsView) -> AbsView:
         """``abs_view()`` during a trial started from ``view`` (this scheduler's ``with_state(view)``,
         where ``view`` equals what ``abs_view()`` then returned)."""
-        touched = self._touched
-        if touched is None:
+        log = self._log
+        if log is None:
             return self.abs_view()
         nodes = list(view.nodes)
-        for n in touched:
+        for n in log:
             nodes[n] = self._node_view(n)
         return _new(_ABS_VIEW, (self.capacity, tuple(nodes)))  # as in _node_view: once per applied event
 
-    def touched_nodes(self) -> set[int]:
-        """The nodes touched since ``trial()`` (every node an operator changed): in
-        ``view_after``'s view every other node is the trial's view's own object. Empty outside a
-        trial."""
-        return self._touched or set()
+    def changed_nodes(self) -> Iterable[int]:
+        """The nodes changed since ``trial()`` (the log's: an operator saves a node before it
+        changes it): in ``view_after``'s view every other node is the trial's view's own object.
+        Empty outside a trial."""
+        log = self._log
+        return () if log is None else log.keys()
+
+    def keep(self) -> None:
+        """End the trial keeping its event (``rollback`` is then refused)."""
+        self._log = None
 
     def rollback(self) -> None:
         """Undo everything since ``trial()``: back to the state the trial started from."""
-        touched, self._touched = self._touched, None
         log, self._log = self._log, None
-        if touched is None or log is None:
+        if log is None:
             raise RuntimeError("rollback without trial")
         self._waiting = -1  # its node is in the log: touched below
         self.jobs, self._counts, self.members = self._saved

@@ -178,7 +178,7 @@ class Compass(AbsStore):
     def _choosing_in_trial(self) -> bool:
         """Ties are being chosen inside a ``trial``: an operator failure under some choice is
         reported as that event's outcome (``rollback`` restores the state it leaves behind)."""
-        return self.ties is not None and self._touched is not None
+        return self.ties is not None and self._log is not None
 
     @staticmethod
     def _failure_or(event: Callable[[], list[Migration]]) -> EventResult:

@@ -304,7 +304,7 @@ class HierCompass:
 
     def _adopt(self, t: "HierCompass") -> None:
         for lv in t._level.values():
-            lv._touched = None  # the trial's change log (Compass.trial): the event is kept
+            lv.keep()  # the event of the trial (Compass.trial) is kept
         self._level, self._jobs = t._level, t._jobs
 
     @staticmethod

@@ -256,7 +256,7 @@ class PolicyModel:
     def transition(self, s: FlatState, a: Event) -> Transition:
         """``stepped(self, s, a)`` (``proofs_check.core.model``). With apply and undo, in one
         call: the premise is read from the scheduler's instance counts before the successor's
-        view is built, and the view's touched nodes are passed to ``canonical``."""
+        view is built, and the view's changed nodes are passed to ``canonical``."""
         store = self._store
         if store is None or s is not self._base_state or a.choices or s is self._ready_state:
             return stepped(self, s, a)
@@ -267,14 +267,14 @@ class PolicyModel:
         if self.wcc_trajectory and not self._wcc_holds(counts):
             return PRUNED
         after = store.view_after(s)  # type: ignore[arg-type]
-        rep = canonical(after, s, store.touched_nodes()) if self.canon is canonical else self.canon(after)
+        rep = canonical(after, s, store.changed_nodes()) if self.canon is canonical else self.canon(after)
         return _STEP_APPLIED, rep, migrations, reason, {"counts": counts}
 
     def representative(self, s: FlatState) -> FlatState:
         if self.canon is canonical:  # its hint: a successor shares the untouched nodes of the state expanded
             store = self._store
             if s is self._after and store is not None and self._undo:  # and which nodes its event touched
-                return canonical(s, self._base_state, store.touched_nodes())
+                return canonical(s, self._base_state, store.changed_nodes())
             return canonical(s, self._base_state)
         return self.canon(s)
 
