@@ -223,11 +223,12 @@ class Compass(AbsStore):
         An operator failure leaves the state unchanged; its outcome is ``Outcome.FAILED``, with
         the operator's message in ``reason``.
         """
-        if job_id not in self.jobs:
+        job = self.jobs.get(job_id)
+        if job is None:
             raise ValueError(f"job {job_id} is not running")
         if self._choosing_in_trial():
             return self._failure_or(lambda: self._depart(job_id))
-        if self._may_strand_fillers(job_id):
+        if job[1] > 1 and self._may_strand_fillers(job_id):  # only a job of g ≥ 2 GPUs has slots, so fillers
             # A filler might find no destination: try on a copy so a failure changes nothing.
             try:
                 self.clone()._depart(job_id)
