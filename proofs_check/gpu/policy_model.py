@@ -285,18 +285,27 @@ class PolicyModel:
         hit = self._packed.get(id(s))
         if hit is not None and hit[0] is s:
             return hit[1]
-        if len(self._packed) >= PACK_MEMO:
-            self._packed.clear()
-            self._unpacked.clear()
+        self._forget_when_full()
         b = self._packed[id(s)] = (s, packed.pack(s))
         self._unpacked[b[1]] = s
         return b[1]
 
     def unpack(self, key: bytes) -> FlatState:
         # A key packed here is unpacked to the state it was packed from (equal to the decoded
-        # one): the search unpacks each new state twice, for its properties and to expand it.
+        # one), and a key decoded here is remembered alike: the search unpacks each new state
+        # twice, for its properties and to expand it (with --workers, a state from another shard
+        # was packed there). Bounded with the packed states (PACK_MEMO).
         s = self._unpacked.get(key)
-        return s if s is not None else packed.unpack(key)
+        if s is None:
+            s = packed.unpack(key)
+            self._forget_when_full()
+            self._unpacked[key] = s
+        return s
+
+    def _forget_when_full(self) -> None:
+        if len(self._packed) >= PACK_MEMO or len(self._unpacked) >= PACK_MEMO:
+            self._packed.clear()
+            self._unpacked.clear()
 
     def within(self, st: Step[FlatState, Event]) -> bool:
         if not self.wcc_trajectory:
