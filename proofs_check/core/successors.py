@@ -82,15 +82,15 @@ def successors(transition: Callable[[Any, Any], Transition], state: Any, key: Ha
         if outcome is None:  # outside the premise (``PRUNED``)
             c.pruned += 1
             continue
-        rank = path + (i,)
         if props:  # the step of the transition (Step: state --action--> nxt), for its properties
-            tally.evaluate(props, new_step(state, action, outcome, nxt, detail, reason, memo), False, rank)
+            tally.evaluate(props, new_step(state, action, outcome, nxt, detail, reason, memo), False, path + (i,))
         succ = pack(nxt)
         dest = index if count == 1 else owner(succ, count)
         if succ in (seen if dest == index else shipped):
             continue
         box = out[dest]
         prev = box.get(succ)
+        rank = path + (i,)
         if prev is None or rank < prev[1]:
             # the step's prev is ``state``, packed as ``key``
             box[succ] = (succ, rank, key, action, outcome, detail, reason, memo)
