@@ -177,7 +177,6 @@ class Compass(AbsStore):
             return self._failure_or(lambda: self._arrive(job))
         return _applied(self._arrive(job))
 
-
     @staticmethod
     def _failure_or(event: Callable[[], list[Migration]]) -> EventResult:
         try:

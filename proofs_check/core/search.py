@@ -134,8 +134,8 @@ class Shard(Generic[S, A]):
             if not isinstance(acts, (list, tuple)):
                 acts = list(acts)
             ex.generated = len(acts)
-            c = successors(transition, state, key, path, acts, props, failure_props, tally, pack, shard, seen, self.shipped,
-                           out)
+            c = successors(transition, state, key, path, acts, props, failure_props, tally, pack, shard, seen,
+                           self.shipped, out)
             ex.refused, ex.failures, ex.pruned = c.refused, c.failures, c.pruned
         self.own = out[self.index]
         self._remember_shipped(out)
