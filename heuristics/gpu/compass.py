@@ -545,6 +545,7 @@ class Compass(AbsStore):
             return self._dissolve_then_reseat(s)
         moves = []
         src = s.node
+        self._save(src)  # before a seat is held on another slot of src: the log keeps src as it was
         if s.fillers:  # most slots leave with none: no destination to choose
             self._settle()
             dests = []
@@ -555,14 +556,11 @@ class Compass(AbsStore):
                     self._claim(d)
             if len(dests) > 1:
                 self._unclaim(dests[:-1])
-            self._save(src)
             for f, d in zip(list(s.fillers), dests):
                 # the slot's node is re-indexed later: the destinations are chosen already
                 s.fillers.remove(f)
                 self._install_unit(f, d)
                 moves.append(_new(_MIGRATION, (f.job, 1, src, f.node, "filler-return")))
-        else:
-            self._save(src)
         self.slots[src].remove(s)
         self._touch_later(src)
         return moves
