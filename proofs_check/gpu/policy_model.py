@@ -267,6 +267,7 @@ class PolicyModel:
         if self.wcc_trajectory and not self._wcc_holds(counts):
             return PRUNED
         after = store.view_after(s)  # type: ignore[arg-type]
+        # ``representative(after)``'s changed-nodes path, without its identity tests (one per transition)
         rep = canonical(after, s, store.changed_nodes()) if self.canon is canonical else self.canon(after)
         return _STEP_APPLIED, rep, migrations, reason, {"counts": counts}
 
