@@ -238,26 +238,33 @@ class Compass(AbsStore):
         self._counts[job.g] -= job.w
         moves: list[Migration] = []
         left = list(self.members[job_id])
+        ordered = False  # ``left`` is known to be in removal order
         while left:
-            moves += self._remove(self._next_removal(left))
+            moved = self._remove(self._next_removal(left, ordered))
+            # a removal that moves no instance changes no other instance's place, and only
+            # shifts the slot positions after the removed slot on its node, by one each: the
+            # rest of ``left`` stays in removal order
+            ordered = not moved
+            moves += moved
         self._settle()
         del self.members[job_id]
         if self.variant.compact_on_departure:
             moves += self._compact()
         return moves
 
-    def _next_removal(self, left: list[_Slot | _Unit]) -> _Slot | _Unit:
+    def _next_removal(self, left: list[_Slot | _Unit], ordered: bool) -> _Slot | _Unit:
         """The departing job's next instance in removal order, taken out of ``left`` (its
         instances not removed yet; reading 9; with ties, any order: each next instance is a
-        choice among the first-ranked remaining ones, one per place).
+        choice among the first-ranked remaining ones, one per place); ``ordered``: ``left`` is
+        known to be in that order already.
 
-        The order is taken afresh before each removal, from where the instances are then: a
-        removed filler's replacement may be one of the job's own pool units (filler-replace), and
+        The order is taken afresh after each removal that moved an instance (``_depart``), from
+        where the instances are then: a removed filler's replacement may be one of the job's own pool units (filler-replace), and
         which of its interchangeable units moved must not decide what follows. Ranked once up
         front, it did: the live scheduler and one rebuilt from its state (lists in another
         order) made different numbers of migrations on the same state. A loop over this, not a
         generator: one runs per departure, and a generator object costs more than the ranking."""
-        if len(left) > 1 and not self._in_removal_order(left):
+        if not ordered and len(left) > 1 and not self._in_removal_order(left):
             left.sort(key=self._removal_order)
         if self.ties is None:
             return left.pop(0)
