@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from itertools import count
 from operator import attrgetter
-from typing import Any, Callable, Final, Iterable, NamedTuple
+from typing import Any, Callable, Final, Iterable, NamedTuple, Sequence
 
 from heuristics.gpu.abs_space import AbsView, NodeView, SlotView
 from heuristics.gpu.cluster import Instance, Placement
@@ -237,6 +237,8 @@ _last_parent: Final[list[Any]] = [None, [], []]  # ``_parent_seen``: the last pa
 _reps: Final[dict[tuple, FlatState]] = {}  # (capacity, state type, the sorted classes) -> representative
 _size: Final = [0]  # the node count of the states the whole-state memos (_state_memo, _reps) hold
 _shapes: Final[dict[tuple, Any]] = {}  # node code, normalised or output node -> its kept copy (``_interned``)
+# the nodes' job masks, in node order -> their ``_groups`` (read only): states of few jobs repeat few of them
+_grouped: Final[dict[tuple[int, ...], list[list[int]]]] = {}
 
 
 def _new_size(n: int) -> None:
@@ -272,7 +274,11 @@ def _remember(memo: dict, key: Any, value: Any) -> Any:
 def _assembled(capacity: int, seen: list[_Seen], ad: _Adapter) -> FlatState:
     """``canonical_map(state)[0]`` from the memos, for the state of nodes ``seen``."""
     classes: list[_Class] = []
-    for idx in _groups([s.jobs for s in seen]):
+    masks = tuple([s.jobs for s in seen])
+    groups = _grouped.get(masks)
+    if groups is None:
+        groups = _remember(_grouped, masks, _groups(masks))
+    for idx in groups:
         if len(idx) == 1:
             s = seen[idx[0]]
             cls = s.alone
@@ -377,7 +383,7 @@ def job_mask(jobs: Iterable[int]) -> int:
     return mask
 
 
-def _groups(jobs: list[int]) -> list[list[int]]:
+def _groups(jobs: Sequence[int]) -> list[list[int]]:
     """Node indices grouped by connectivity through shared jobs (``job_mask`` of each node's
     jobs), each group ascending, in order of their first node."""
     out: list[list[int]] = []
