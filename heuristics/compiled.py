@@ -35,6 +35,8 @@ HOT_MODULES: tuple[str, ...] = (
     "proofs_check.gpu.packed",
     "proofs_check.gpu.policy_model",
     "proofs_check.core.successors",
+    "proofs_check.core.tally",
+    "proofs_check.gpu.facts",
 )
 ROOT = Path(__file__).resolve().parent.parent  # the directory holding the packages
 

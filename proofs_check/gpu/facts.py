@@ -44,6 +44,12 @@ class Facts:
         self._view = key if isinstance(key, AbsView) else None
         self._kinds: tuple[int, int, int] | None = None  # pool nodes, slotted nodes, pool units
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # A step's memo carries its Facts when the step is shipped to another shard: they pickle
+        # as what they are computed from (in the opt-in compiled build a native class, which has
+        # no default pickling), and compute their values again there
+        return Facts, (self.key, self.event, self.migrations)
+
     @property
     def view(self) -> AbsView:
         if self._view is None:
