@@ -123,3 +123,19 @@ def test_a_check_that_cannot_run_is_an_error_not_a_verdict(monkeypatch):
     monkeypatch.setitem(catalogue.RING_CHECKS, "ring-exact", missing)
     with pytest.raises(ImportError, match="ring_claims"):
         catalogue.run(["ring-exact"], catalogue.RunOptions(bounds=SMALL, announce=lambda s: None))
+
+
+def test_facts_pickle_as_what_they_are_computed_from():
+    """A step's memo carries its Facts when a shard ships the step to another (``--workers``):
+    they pickle as their state, event and migrations, and give the same values there."""
+    import pickle
+
+    from heuristics.gpu.abs_space import AbsView, NodeView, SlotView
+    from proofs_check.gpu.facts import Facts
+    view = AbsView(8, (NodeView("pool", (0, 0, 1), ()), NodeView("slotted", (), (SlotView(4, 2, 2, (1,)),)),
+                       NodeView("empty", (), ())))
+    f = Facts(view, Event(True, 2, 2, 1, ()), ())
+    g = pickle.loads(pickle.dumps(f))
+    assert (g.key, g.event, g.migrations) == (f.key, f.event, f.migrations)
+    assert (g.n_nodes, g.counts, g.phi_pi, g.n_pool(), g.n_slotted(), g.pool_units()) == \
+           (f.n_nodes, f.counts, f.phi_pi, f.n_pool(), f.n_slotted(), f.pool_units())

@@ -259,11 +259,12 @@ class Compass(AbsStore):
         known to be in that order already.
 
         The order is taken afresh after each removal that moved an instance (``_depart``), from
-        where the instances are then: a removed filler's replacement may be one of the job's own pool units (filler-replace), and
-        which of its interchangeable units moved must not decide what follows. Ranked once up
-        front, it did: the live scheduler and one rebuilt from its state (lists in another
-        order) made different numbers of migrations on the same state. A loop over this, not a
-        generator: one runs per departure, and a generator object costs more than the ranking."""
+        where the instances are then: a removed filler's replacement may be one of the job's own
+        pool units (filler-replace), and which of its interchangeable units moved must not decide
+        what follows. Ranked once up front, it did: the live scheduler and one rebuilt from its
+        state (lists in another order) made different numbers of migrations on the same state. A
+        loop over this, not a generator: one runs per departure, and a generator object costs
+        more than the ranking."""
         if not ordered and len(left) > 1 and not self._in_removal_order(left):
             left.sort(key=self._removal_order)
         if self.ties is None:
