@@ -171,11 +171,14 @@ class Compass(AbsStore):
             return _new(EventResult, (_REFUSED, (), f"does not fit: room for {room} of {w} instances of g={g}"))
         if self.variant.filler_reserve and not self._keeps_reserve(job):
             return EventResult.refused("does not fit: a filler would lose its seat to return to")
-        # ties chosen inside a ``trial``: an operator failure under some choice is that event's
-        # outcome (``rollback`` restores the state it leaves behind)
-        if self.ties is not None and self._log is not None:
+        if self._choosing_in_trial():
             return self._failure_or(lambda: self._arrive(job))
         return _applied(self._arrive(job))
+
+    def _choosing_in_trial(self) -> bool:
+        """Ties are being chosen inside a ``trial``: an operator failure under some choice is
+        reported as that event's outcome (``rollback`` restores the state it leaves behind)."""
+        return self.ties is not None and self._log is not None
 
     @staticmethod
     def _failure_or(event: Callable[[], list[Migration]]) -> EventResult:
@@ -223,7 +226,7 @@ class Compass(AbsStore):
         job = self.jobs.get(job_id)
         if job is None:
             raise ValueError(f"job {job_id} is not running")
-        if self.ties is not None and self._log is not None:  # in a trial, under a chooser: as in ``arrive``
+        if self._choosing_in_trial():
             return self._failure_or(lambda: self._depart(job_id))
         if job[1] > 1 and self._may_strand_fillers(job_id):  # only a job of g ≥ 2 GPUs has slots, so fillers
             # A filler might find no destination: try on a copy so a failure changes nothing.

@@ -30,7 +30,6 @@ class Counts:
 
 
 _OBJECT_NEW: Final = object.__new__
-_crc32: Final = zlib.crc32
 
 
 def new_step(prev: Any, action: Any, outcome: Outcome, state: Any, detail: Any = (), reason: str = "",
@@ -86,8 +85,7 @@ def successors(transition: Callable[[Any, Any], Transition], state: Any, key: Ha
         if props:  # the step of the transition (Step: state --action--> nxt), for its properties
             tally.evaluate(props, new_step(state, action, outcome, nxt, detail, reason, memo), False, path + (i,))
         succ = pack(nxt)
-        # ``owner`` inline for a packed state (with --workers, once per successor)
-        dest = index if count == 1 else _crc32(succ) % count if type(succ) is bytes else owner(succ, count)
+        dest = index if count == 1 else owner(succ, count)
         if succ in (seen if dest == index else shipped):
             continue
         box = out[dest]
