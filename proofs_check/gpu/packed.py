@@ -34,30 +34,33 @@ _KIND_CODE: Final = {k: i for i, k in enumerate(KINDS)}
 
 def pack(state: FlatState) -> bytes:
     """The state as bytes (see the module docstring)."""
-    out = [state.capacity, _ABS if isinstance(state, AbsView) else _PLACEMENT, len(state.nodes)]
     try:
         if isinstance(state, AbsView):
-            _abs_numbers(state, out)
-        else:
-            for node in state.nodes:
-                out.append(len(node))
-                for i in node:
-                    out += (i.job, i.g)
+            # a node's bytes depend on the node alone, and the explorer's states share most of
+            # their nodes (the canonical form keeps one object per node value): remembered per node
+            segs = _SEGS
+            nodes = state.nodes
+            return bytes((state.capacity, _ABS, len(nodes))) + b"".join([segs.get(nd) or _seg(nd) for nd in nodes])
+        out = [state.capacity, _PLACEMENT, len(state.nodes)]
+        for node in state.nodes:
+            out.append(len(node))
+            for i in node:
+                out += (i.job, i.g)
         return bytes(out)
     except (ValueError, KeyError):  # a number above 255 or an unknown kind
         return bytes([FALLBACK]) + pickle.dumps(state, pickle.HIGHEST_PROTOCOL)
 
 
-def _abs_numbers(view: AbsView, out: list[int]) -> None:
-    code = _KIND_CODE
-    for kind, units, slots in view.nodes:  # unpacked: in the compiled build an attribute is a generic look-up
-        out.append(code[kind])
-        out.append(len(units))
-        out += units
-        out.append(len(slots))
-        for width, anchor, g, fillers in slots:
-            out += (width, anchor, g, len(fillers))
-            out += fillers
+def _seg(node: NodeView) -> bytes:
+    """A node's bytes (its part of the layout), remembered in ``_SEGS``."""
+    kind, units, slots = node  # unpacked: in the compiled build an attribute is a generic look-up
+    out = [_KIND_CODE[kind], len(units), *units, len(slots)]
+    for width, anchor, g, fillers in slots:
+        out += (width, anchor, g, len(fillers))
+        out += fillers
+    seg = bytes(out)
+    _remember(seg, node)
+    return seg
 
 
 def unpack(data: bytes) -> FlatState:
@@ -85,17 +88,26 @@ def unpack(data: bytes) -> FlatState:
         seg = data[start:at]
         nd = memo.get(seg)
         if nd is None:
-            if len(memo) >= NODE_MEMO:
-                memo.clear()
-            nd = memo[seg] = _node(seg)
+            nd = _node(seg)
+            _remember(seg, nd)
         views.append(nd)
     return AbsView(capacity, tuple(views))
 
 
-# The explorer unpacks every state it expands, and its states share most of their nodes: a node's
-# bytes are its NodeView's (immutable, so one value serves every state holding it).
+# The explorer packs every new representative and unpacks every state it expands, and its states
+# share most of their nodes: a node's bytes are its NodeView's and the other way round (immutable,
+# so one value serves every state holding it). Both directions are remembered together, bounded.
 NODE_MEMO: Final = 1 << 16
-_NODES: dict[bytes, NodeView] = {}
+_NODES: Final[dict[bytes, NodeView]] = {}
+_SEGS: Final[dict[NodeView, bytes]] = {}
+
+
+def _remember(seg: bytes, node: NodeView) -> None:
+    if len(_NODES) >= NODE_MEMO or len(_SEGS) >= NODE_MEMO:
+        _NODES.clear()
+        _SEGS.clear()
+    _NODES[seg] = node
+    _SEGS[node] = seg
 
 
 def _node(seg: bytes) -> NodeView:
