@@ -177,14 +177,17 @@ class Compass(AbsStore):
 
     def _choosing_in_trial(self) -> bool:
         """Ties are being chosen inside a ``trial``: an operator failure under some choice is
-        reported as that event's outcome (``rollback`` restores the state it leaves behind)."""
+        reported as that event's outcome (``_failure_or``)."""
         return self.ties is not None and self._log is not None
 
-    @staticmethod
-    def _failure_or(event: Callable[[], list[Migration]]) -> EventResult:
+    def _failure_or(self, event: Callable[[], list[Migration]]) -> EventResult:
+        """``event`` run inside a trial; an operator failure is its outcome, and what the failing
+        event changed is undone at once (a failed event changes nothing), the trial going on."""
         try:
             return _applied(event())
         except OperatorFailure as e:
+            self.rollback()
+            self.trial()
             return EventResult.failure(f"operator failure: {e}")
 
     def _arrive(self, job: Job) -> list[Migration]:
@@ -226,7 +229,9 @@ class Compass(AbsStore):
         job = self.jobs.get(job_id)
         if job is None:
             raise ValueError(f"job {job_id} is not running")
-        if self._choosing_in_trial():
+        if self._log is not None:
+            # inside a trial (the explorer's apply and undo, or ties being chosen) ``rollback``
+            # restores whatever a failing departure leaves behind: it runs here, not on a copy
             return self._failure_or(lambda: self._depart(job_id))
         if job[1] > 1 and self._may_strand_fillers(job_id):  # only a job of g ≥ 2 GPUs has slots, so fillers
             # A filler might find no destination: try on a copy so a failure changes nothing.
