@@ -61,14 +61,22 @@ class InProcessPool:
         self.shards = []
 
 
-def _serve(conn: Any, factory: Callable[..., Any], index: int, count: int, args: tuple[Any, ...]) -> None:
+def _on_board(shard: Any, board: Any) -> Any:
+    """``shard``, given the pool's work board, if any (``LocalPool``)."""
+    if board is not None:
+        shard.set_board(board)
+    return shard
+
+
+def _serve(conn: Any, factory: Callable[..., Any], index: int, count: int, args: tuple[Any, ...],
+           board: Any) -> None:
     """A forked worker: run the shard's methods on command until told to stop."""
     from proofs_check.core.children import die_with_parent
     from proofs_check.core.interrupt import shield_child
 
     shield_child()
     die_with_parent()  # a killed coordinator leaves no shard behind
-    shard = factory(index, count, *args)
+    shard = _on_board(factory(index, count, *args), board)
     while True:
         msg = conn.recv()
         if msg is None:
@@ -98,14 +106,17 @@ class LocalPool:
         ctx = mp.get_context("fork")
         self.conns: list[Any] = []
         self.procs: list[Any] = []
+        # shared memory for the shards to share each call's work, made before the forks, which
+        # inherit it: a factory with ``work_board(count)`` makes it (``proofs_check.core.search``)
+        board = factory.work_board(count) if hasattr(factory, "work_board") else None
         for i in range(1, count):
             mine, theirs = ctx.Pipe()
-            proc = ctx.Process(target=_serve, args=(theirs, factory, i, count, args), daemon=True)
+            proc = ctx.Process(target=_serve, args=(theirs, factory, i, count, args, board), daemon=True)
             proc.start()
             theirs.close()
             self.conns.append(mine)
             self.procs.append(proc)
-        self.local: Any = factory(0, count, *args)
+        self.local: Any = _on_board(factory(0, count, *args), board)
 
     def call(self, method: str, args: Sequence[tuple[Any, ...]]) -> list[Any]:
         for conn, a in zip(self.conns, args[1:]):

@@ -7,9 +7,10 @@ reports: states generated, distinct states, depth reached, states at the depth b
 
 **One code path, K shards.** A representative is owned by shard ``crc32(repr(state)) mod K`` (a
 hash that is the same in every process and on every host). Each shard keeps the seen-set and
-frontier of the states it owns. Per level every shard expands its owned frontier, evaluates the
-transition properties and operator failures where the transition happens, and routes each
-successor to its owner; owners keep the successors they have not seen and evaluate the state
+frontier of the states it owns. Per level every shard expands its owned frontier (forked shards
+share the level's frontiers: one done early expands what another has not reached,
+``proofs_check.core.work_board``), evaluates the transition properties and operator failures where
+the transition happens, and routes each successor to its owner; owners keep the successors they have not seen and evaluate the state
 properties on them. K = 1 runs in this process (serial); K > 1 runs on forked processes or Dask
 actors (``proofs_check.core.engine``) with exactly the same results.
 
@@ -48,6 +49,7 @@ from proofs_check.core.model import A, Described, Numbers, On, Outcome, Property
     transitions
 from proofs_check.core.successors import Shipped, owner, successors
 from proofs_check.core.tally import Rank, Tally
+from proofs_check.core.work_board import WorkBoard, tail
 
 OUT_OF_MEMORY = "out of memory"  # a level that could not be held in memory: the exploration stops there
 Progress = Callable[[str], None]
@@ -94,9 +96,19 @@ class Shard(Generic[S, A]):
         self.peers: list[Any] | None = None  # Dask actor handles: batches go to peers directly
         self.inbox: list[bytes] = []
         self.shipped: set[Hashable] = set()  # keys sent to other shards in earlier levels (``_remember_shipped``)
+        self.board: WorkBoard | None = None  # forked shards: the level's frontiers shared out (``work_board``)
 
     def set_peers(self, peers: list[Any]) -> None:
         self.peers = peers
+
+    @staticmethod
+    def work_board(count: int) -> WorkBoard:
+        """The board on which ``count`` forked shards share each level's frontier
+        (``engine.LocalPool`` makes it before forking, then hands it to each shard)."""
+        return WorkBoard(count)
+
+    def set_board(self, board: WorkBoard) -> None:
+        self.board = board
 
     async def receive(self, blob: bytes) -> None:
         """A batch from a peer shard (Dask: awaited on the worker's event loop, so a shard busy in
@@ -111,8 +123,12 @@ class Shard(Generic[S, A]):
     def _props(self, open_names: list[str], on: On) -> list[Property[S, A]]:
         return [p for p in self.spec.properties if p.name in open_names and p.on is on]
 
-    def expand(self, wall_deadline: float | None, open_names: list[str]) -> tuple[list[bytes | None], dict[str, Any]]:
-        """Expand the owned frontier; returns one pickled batch per other owner and the level report."""
+    def expand(self, wall_deadline: float | None, open_names: list[str],
+               tails: dict[int, tuple[int, list[tuple[Rank, Hashable]]]] | None = None
+               ) -> tuple[list[bytes | None], dict[str, Any]]:
+        """Expand the owned frontier (with a work board, and the other shards' frontier ``tails``
+        of ``absorb``, also what they have not taken of theirs once this one's is done); returns
+        one pickled batch per other owner and the level report."""
         model = self.spec.model
         props = self._props(open_names, On.TRANSITION)
         failure_props = [p for p in self.spec.properties if p.failure_breaks and p.name in open_names]
@@ -123,7 +139,8 @@ class Shard(Generic[S, A]):
         pack, unpack = codec(model)
         transition = transitions(model)
         shard, seen, expanded = (self.index, self.count), self.seen, self.expanded
-        for path, key in self.frontier:
+        work = self.frontier if self.board is None or not tails else self.board.share(self.index, self.frontier, tails)
+        for path, key in work:
             state = unpack(key)
             if wall_deadline is not None and time.time() > wall_deadline:
                 timed_out = True
@@ -147,6 +164,7 @@ class Shard(Generic[S, A]):
                 sent.result()
             batches = [None] * self.count
         report: dict[str, Any] = {c: sum(getattr(e, c) for e in self.expanded) for c in COUNTS}
+        # with a work board a shard may expand more states than it owns: the sum over shards is exact
         report.update(tally=tally, timed_out=timed_out, unexpanded=len(self.frontier) - len(self.expanded))
         return batches, report
 
@@ -196,7 +214,10 @@ class Shard(Generic[S, A]):
         self.frontier = frontier
         self.new_parents = sorted(r[:-1] for r, _ in frontier)
         heap.settle()
-        return {"new": len(frontier), "tally": tally}
+        out = {"new": len(frontier), "tally": tally}
+        if self.board is not None:  # what the other shards may take of this frontier in the next level
+            out["tail"] = tail(frontier)
+        return out
 
     def smallest_parents(self, c: int) -> list[Rank]:
         """The parent ranks of this level's ``c`` first new states (rank order)."""
@@ -348,6 +369,7 @@ def _levels(shards: Shards, k: int, stats: SizeStats, props: list[Property[S, A]
     frontier = stats.distinct if frontier is None else frontier
     keep = snapshot is not None
     where = f"{label} N={model.size}"
+    tails: list[Any] = []  # each shard's frontier tail, for the others to take from (``work_board``)
     while frontier:
         if depth >= limits.depth:
             stats.at_depth_bound = frontier
@@ -369,7 +391,7 @@ def _levels(shards: Shards, k: int, stats: SizeStats, props: list[Property[S, A]
         for attempt in range(MAX_RECOVERIES + 1):
             try:
                 with interrupt.armed():
-                    done = _level(shards, k, open_names, wall, left, keep)
+                    done = _level(shards, k, open_names, wall, left, keep, tails)
                 break
             except interrupt.Interrupted:
                 _stop(stats, INTERRUPTED, frontier)
@@ -381,7 +403,7 @@ def _levels(shards: Shards, k: int, stats: SizeStats, props: list[Property[S, A]
                 if snapshot is None or attempt == MAX_RECOVERIES:
                     raise
                 shards.recover(snapshot, str(e), progress, where)
-        reports, tally, new, cut, snapshot = done
+        reports, tally, new, cut, snapshot, tails = done
         timed_out = any(r["timed_out"] for r in reports)
         if cut is not None:
             limit, figures = cut
@@ -410,12 +432,16 @@ def _levels(shards: Shards, k: int, stats: SizeStats, props: list[Property[S, A]
             return
 
 
-def _level(shards: Shards, k: int, open_names: list[str], wall: float | None, left: int,
-           keep: bool) -> tuple[list[dict[str, Any]], Tally, int, tuple[Rank, dict[str, int]] | None, list[Any] | None]:
+def _level(shards: Shards, k: int, open_names: list[str], wall: float | None, left: int, keep: bool,
+           tails: list[Any]) -> tuple[list[dict[str, Any]], Tally, int, tuple[Rank, dict[str, int]] | None,
+                                      list[Any] | None, list[Any]]:
     """One level on every shard: expand, absorb, where the state budget ends inside it the cut, and
-    with ``keep`` the shards' state at its end. Nothing is applied before all of it succeeded, so a
-    level a lost worker broke is recomputed from the start."""
-    expanded = shards.call("expand", [(wall, open_names)] * k)
+    with ``keep`` the shards' state at its end; and the new frontiers' ``tails`` when the shards
+    share work (forked shards, ``work_board``): each shard gets the others' to expand what their
+    owners have not reached. Nothing is applied before all of it succeeded, so a level a lost
+    worker broke is recomputed from the start."""
+    expanded = shards.call("expand", [(wall, open_names, {i: t for i, t in enumerate(tails) if i != j and t})
+                                      if tails else (wall, open_names) for j in range(k)])
     absorbed = shards.call("absorb", [([b[j] for b, _ in expanded], open_names) for j in range(k)])
     reports = [r for _, r in expanded]
     tally = Tally()
@@ -425,7 +451,7 @@ def _level(shards: Shards, k: int, open_names: list[str], wall: float | None, le
     timed_out = any(r["timed_out"] for r in reports)
     cut = _budget_cut(shards, k, left) if new >= left and not timed_out else None
     after = shards.call("checkpoint", [()] * k) if keep and cut is None and not timed_out else None
-    return reports, tally, new, cut, after
+    return reports, tally, new, cut, after, [a.get("tail") for a in absorbed]
 
 
 def _stop(stats: SizeStats, reason: str, queue_left: int) -> None:
