@@ -17,6 +17,7 @@ import pytest
 from proofs_check.cli.verify import main
 from proofs_check.core import ahead as ahead_mod
 from proofs_check.core.ahead import Ahead
+from proofs_check.core.engine import Engine
 from heuristics.gpu.compass import Compass
 from proofs_check.gpu import flat_claims, policy_claims
 
@@ -123,12 +124,14 @@ def test_spare_core_needs_fork_and_a_second_cpu(monkeypatch: pytest.MonkeyPatch)
     assert ahead_mod.spare_core() == ("fork" in multiprocessing.get_all_start_methods())
 
 
+@pytest.mark.parametrize("workers", [1, 2])
 @pytest.mark.parametrize("broken", [False, True])
-def test_the_fast_path_checks_of_later_sizes_run_ahead(broken: bool, monkeypatch: pytest.MonkeyPatch,
+def test_the_fast_path_checks_of_later_sizes_run_ahead(broken: bool, workers: int, monkeypatch: pytest.MonkeyPatch,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
-    """The flat claims' apply-and-undo checks of N = 2 and 3 come from the child, with the same
-    refusal lines (a rollback that forgets the running jobs is refused at every N) and the same
-    verdicts and exploration rows as when every check runs in the search's process."""
+    """The flat claims' apply-and-undo checks of N = 2 and 3 come from the child, serial and with
+    forked shards, with the same refusal lines (a rollback that forgets the running jobs is
+    refused at every N) and the same verdicts and exploration rows as when every check runs in
+    the search's process."""
     if broken:
         rollback = Compass.rollback
 
@@ -140,7 +143,7 @@ def test_the_fast_path_checks_of_later_sizes_run_ahead(broken: bool, monkeypatch
     b = flat_claims.Bounds(max_nodes=3, depth=4, max_jobs=3, max_w=2)
 
     def run() -> tuple[Any, str]:
-        results = flat_claims.run_flat([flat_claims.FLAT["thm1.slotted"]], b)
+        results = flat_claims.run_flat([flat_claims.FLAT["thm1.slotted"]], b, engine=Engine("local", workers))
         rows = [(r.verdict, [{k: v for k, v in row.items() if k not in ("seconds", "distinct/s")}
                              for row in r.stats["sizes"]]) for r in results]
         return rows, capsys.readouterr().err

@@ -306,12 +306,15 @@ def variant_name(variant: str | Variant) -> str:
 
 
 def _models(factory: PolicyFactory, bounds: Bounds, events: EventBounds, wcc: bool,
-            top: int | None = None, ahead: bool = False) -> Iterator[PolicyModel]:
+            top: int | None = None) -> Iterator[PolicyModel]:
     """One model per N; the scheduler's apply-and-undo is used only after it agreed with fresh
     rebuilds on sampled states of this run (``abstraction.check_fast_path``; refused: one line,
-    and every event runs on a rebuilt scheduler). With ``ahead`` (a serial search on a machine
-    with a spare core) the checks of the later sizes run on that core while the earlier ones are
-    explored (``core.ahead``: the same results, sooner)."""
+    and every event runs on a rebuilt scheduler). On a machine with more than one core the checks
+    of the later sizes run in a forked process while the earlier ones are explored (``core.ahead``:
+    the same results, sooner). With ``--workers`` too: a check costs about 1 % of its size's
+    search, and the small sizes' searches, with their few states per level, leave cores idle;
+    checked inline, each waited on one core between two sizes (README command, ``--workers 2``:
+    0.17-0.22 s of checks in the coordinator; run ahead, 0.01 s)."""
     last = bounds.max_nodes if top is None else top
     ns = list(range(bounds.min_nodes, last + 1))
 
@@ -319,7 +322,7 @@ def _models(factory: PolicyFactory, bounds: Bounds, events: EventBounds, wcc: bo
         return PolicyModel(factory, n, events, wcc)
 
     # a 1-tuple: ``take`` answers None for "compute it here", and None is also a check that passed
-    with taken_ahead(lambda n: (check_fast_path(model_of(n)),), ns[1:] if ahead else []) as take:
+    with taken_ahead(lambda n: (check_fast_path(model_of(n)),), ns[1:]) as take:
         for n in ns:
             model = model_of(n)
             got = take(n)
@@ -355,8 +358,7 @@ def run_flat(claims: list[FlatClaim], bounds: Bounds, variant: str | Variant | N
         cut = None if not bounds.every_n else find_cutoff(
             lambda n: PolicyModel(fac, n, events, wcc), bounds.min_nodes, bounds.max_nodes, bounds.depth,
             bounds.max_w, bounds.max_states, deadline, progress, label)
-        models = _models(fac, bounds, events, wcc, None if cut is None else cut.explore_to(bounds.min_nodes),
-                         ahead=not engine.partitioned)
+        models = _models(fac, bounds, events, wcc, None if cut is None else cut.explore_to(bounds.min_nodes))
         exp = explore(models, [c.prop for c in members], Limits(bounds.depth, bounds.max_states), engine, deadline,
                       progress, label)
         results += [flat_result(c, exp, bounds, vname, fac, label) for c in members]
