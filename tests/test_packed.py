@@ -55,3 +55,11 @@ def test_the_model_unpacks_its_own_keys_to_the_states_packed() -> None:
     other = PolicyModel(compass_factory("literal"), 2, EventBounds(tuple(range(1, 9)), 3, 3))
     assert [other.unpack(k) for k in keys] == states
     assert all(other.unpack(k) is not s for k, s in zip(keys, states))
+
+
+def test_a_view_with_list_containers_is_packed_by_its_pickle() -> None:
+    """A node that cannot key the per-node memo (a list for a container: not hashable) takes the
+    pickle fallback, so it still packs, losslessly, instead of raising."""
+    view = AbsView(8, (NodeView("pool", [1, 1], ()), NodeView("slotted", (), (SlotView(4, 2, 2, [3]),))))
+    key = pack(view)
+    assert key[0] == FALLBACK and unpack(key) == view

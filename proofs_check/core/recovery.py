@@ -14,7 +14,8 @@ Progress = Callable[[str], None]
 MAX_RECOVERIES = 3  # per level: then the size stops ("workers lost"), inconclusive
 
 # Shard state that a checkpoint carries: everything but the shard's identity and wiring (its
-# peers, its work board), and its cache of the keys it sent to other shards (a restored shard starts without it: always exact).
+# peers, its work board), and its cache of the keys it sent to other shards (a restored shard
+# starts without it: always exact).
 _NOT_STATE = frozenset({"index", "count", "spec", "peers", "shipped", "board"})
 
 

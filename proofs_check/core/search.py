@@ -10,8 +10,8 @@ hash that is the same in every process and on every host). Each shard keeps the 
 frontier of the states it owns. Per level every shard expands its owned frontier (forked shards
 share the level's frontiers: one done early expands what another has not reached,
 ``proofs_check.core.work_board``), evaluates the transition properties and operator failures where
-the transition happens, and routes each successor to its owner; owners keep the successors they have not seen and evaluate the state
-properties on them. K = 1 runs in this process (serial); K > 1 runs on forked processes or Dask
+the transition happens, and routes each successor to its owner; owners keep the successors they
+have not seen and evaluate the state properties on them. K = 1 runs in this process (serial); K > 1 runs on forked processes or Dask
 actors (``proofs_check.core.engine``) with exactly the same results.
 
 **Deterministic order.** Every transition has a *rank*: the path of action indices (positions in

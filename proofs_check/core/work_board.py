@@ -83,7 +83,12 @@ class WorkBoard:
     def share(self, index: int, own: Sequence[T], tails: Mapping[int, tuple[int, Sequence[T]]]) -> Iterator[T]:
         """The items this process expands: list ``index``'s (``own``, posted here) chunk by chunk
         from the front, then whatever is left of the other lists' ``tails`` ((start, items from
-        start on), as their owners shipped them) from the back."""
+        start on), as their owners shipped them) from the back.
+
+        Each owner posts its list as it starts, so another process may look at a list not yet
+        posted for this level: it then reads the last level's counters, which are exhausted (a
+        level ends with every list taken to its end, or the search stops there; a new board
+        starts at zero), and takes nothing from it."""
         self.post(index, len(own))
         while (got := self.take_front(index)) is not None:
             yield from own[got[0]:got[1]]

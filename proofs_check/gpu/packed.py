@@ -47,7 +47,8 @@ def pack(state: FlatState) -> bytes:
             for i in node:
                 out += (i.job, i.g)
         return bytes(out)
-    except (ValueError, KeyError):  # a number above 255 or an unknown kind
+    except (ValueError, KeyError, TypeError):  # a number above 255, an unknown kind, or a node
+        # that cannot key ``_SEGS`` (a list for a container: not hashable)
         return bytes([FALLBACK]) + pickle.dumps(state, pickle.HIGHEST_PROTOCOL)
 
 
