@@ -284,14 +284,7 @@ class AbsStore:
         One pass over the node derives its vacancy, its used GPUs and its four index keys (the hot
         path of every operator and of ``with_state``)."""
         kind = self.kind[n]
-        pool, slots = self.pool[n], self.slots[n]
-        if self._shared:
-            kind = self.kind[n] = SLOTTED if slots else POOL if pool else BLOCKED if self._held[n] else EMPTY
-        elif kind == POOL:
-            if not pool:
-                kind = self.kind[n] = EMPTY
-        elif kind == SLOTTED and not slots:
-            kind = self.kind[n] = EMPTY
+        slots = self.slots[n]
         vac = profiled = used = 0
         if slots:  # no loop set up for a node without slots (most touched nodes are pool nodes)
             for s in slots:
@@ -299,8 +292,48 @@ class AbsStore:
                 vac += s.width - s.g - f
                 profiled += s.width
                 used += s.g + f
-        elif kind == POOL:  # a pool node has no slots (with shared nodes one that has is SLOTTED)
-            used = len(pool)
+        # One branch per kind, each setting the keys its kind has (the others stay OFF, as on a
+        # blocked node, which is in no index); a key already right (OFF of a node not indexed
+        # yet, in ``with_state``) is not set again below.
+        e = r = f_ = v = OFF
+        if self._shared:
+            pool = self.pool[n]
+            kind = self.kind[n] = SLOTTED if slots else POOL if pool else BLOCKED if self._held[n] else EMPTY
+            h = OFF
+            if kind == EMPTY:
+                e = 0
+            else:
+                if kind == POOL:  # a pool node has no slots (one that has is SLOTTED)
+                    used = len(pool)
+                free = self.capacity - self._held[n] - len(pool) - profiled
+                f_ = self.capacity - free
+                if kind == SLOTTED:
+                    r = free
+                    if vac:
+                        v = 0
+                else:
+                    h = free
+            if self._held_room._cur[n] != h:
+                self._held_room.set(n, h)
+        elif kind == POOL:
+            pool = self.pool[n]
+            if pool:
+                if not slots:
+                    used = len(pool)
+                f_ = used
+            else:
+                kind = self.kind[n] = EMPTY
+                e = 0
+        elif kind == SLOTTED:
+            if slots:
+                r = self.capacity - profiled
+                if vac:
+                    v = 0
+            else:
+                kind = self.kind[n] = EMPTY
+                e = 0
+        elif kind == EMPTY:
+            e = 0
         old_vac = self._vac[n]
         if vac != old_vac:
             self._vac_total += vac - old_vac
@@ -309,29 +342,6 @@ class AbsStore:
         if partial != self._is_partial[n]:
             self._is_partial[n] = partial
             self._partial += 1 if partial else -1
-        # Written out per index: this runs several times per event. A key already right (OFF of a
-        # node not indexed yet, in ``with_state``) is not set again. One test of the kind per
-        # branch: this is the hot path of every operator.
-        h = OFF
-        if kind == EMPTY:
-            e = 0
-            r = f_ = v = OFF
-        elif self._shared:
-            free = self.capacity - self._held[n] - len(pool) - profiled
-            e = OFF
-            r = free if kind == SLOTTED else OFF
-            f_ = self.capacity - free
-            v = 0 if kind == SLOTTED and vac else OFF
-            h = OFF if kind == SLOTTED else free
-        elif kind == POOL:
-            e = r = v = OFF
-            f_ = used
-        elif kind == SLOTTED:
-            e = f_ = OFF
-            r = self.capacity - profiled
-            v = 0 if vac else OFF
-        else:  # a blocked node is in no index
-            e = r = f_ = v = OFF
         if self._empty._cur[n] != e:
             self._empty.set(n, e)
         if self._by_room._cur[n] != r:
@@ -340,8 +350,6 @@ class AbsStore:
             self._by_fill.set(n, f_)
         if self._vacant._cur[n] != v:
             self._vacant.set(n, v)
-        if self._shared and self._held_room._cur[n] != h:
-            self._held_room.set(n, h)
 
     def _touch_later(self, n: int) -> None:
         """``_touch(n)`` deferred to ``_settle``, for a run of changes to node ``n`` that read no
