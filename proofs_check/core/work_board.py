@@ -17,7 +17,6 @@ is a sum or a minimum over ranks).
 """
 from __future__ import annotations
 
-import multiprocessing as mp
 from contextlib import contextmanager
 from typing import Any, Iterator, Mapping, Sequence, TypeVar
 
@@ -33,6 +32,10 @@ class WorkBoard:
     """Claim counters of ``count`` lists, shared by forked processes (create before forking)."""
 
     def __init__(self, count: int) -> None:
+        # imported here, as in ``core.ahead``: a serial search imports this module and never makes
+        # a board, and multiprocessing costs it 5-15 ms of start-up
+        import multiprocessing as mp
+
         ctx = mp.get_context("fork")
         self.count = count
         self._lock = ctx.Lock()
