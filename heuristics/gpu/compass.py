@@ -55,7 +55,7 @@ instances causes at most 9·w + 13 migrations (migr).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Final, Iterable, Self
+from typing import Any, Callable, Final, Iterable, Iterator, Self
 
 from mypy_extensions import mypyc_attr
 
@@ -623,7 +623,9 @@ class Compass(AbsStore):
             # before BestFitDrain is called
             index, lo, hi = self._host_keys(cls)
             if index.count(lo, hi) >= 2:
-                moves += self._best_fit_drain(cls)
+                hosts = self._hosts(cls, index.between(lo, hi))
+                if len(hosts) >= 2:
+                    moves += self._best_fit_drain(cls, hosts)
         return moves
 
     def _may_compact(self) -> bool:
@@ -648,13 +650,20 @@ class Compass(AbsStore):
             return self._free(n)
         return self._free(n) // SLOT_CLASSES[cls]
 
-    def _hosts(self, cls: str) -> list[int]:
-        """Line 3's N (reading 1): nodes holding a class-C item with room ≥ 1, in index order."""
-        index, lo, hi = self._host_keys(cls)
-        cands = index.between(lo, hi)
+    def _hosts(self, cls: str, cands: list[int]) -> list[int]:
+        """Line 3's N (reading 1): nodes holding a class-C item with room ≥ 1, in index order,
+        out of ``cands``, the nodes of ``_host_keys``."""
         if cls == "pool":  # with shared nodes the fill index also holds slotted and held-only nodes
             return sorted([n for n in cands if self.pool[n]])
-        return sorted([n for n in cands if self._class_items(cls, n)])
+        w = SLOT_CLASSES[cls]
+        hosts = []
+        for n in cands:  # loops, not ``_class_items`` per candidate: Compact runs after every event
+            for s in self.slots[n]:
+                if s.width == w:
+                    hosts.append(n)
+                    break
+        hosts.sort()
+        return hosts
 
     def _host_keys(self, cls: str) -> tuple[_MinIndex, int, int]:
         """The index and the keys lo ≤ key < hi whose nodes include every host of class ``cls``
@@ -666,22 +675,22 @@ class Compass(AbsStore):
             raise ValueError(f"unknown Compact class {cls!r}")
         return self._by_room, w, self.capacity
 
-    def _best_fit_drain(self, cls: str) -> list[Migration]:
-        """BestFitDrain for one class, pseudocode of Compact lines 3–15."""
-        hosts = self._hosts(cls)
-        if len(hosts) < 2:
-            return []
+    def _best_fit_drain(self, cls: str, hosts: list[int]) -> list[Migration]:
+        """BestFitDrain for one class, pseudocode of Compact lines 3–15, over ``hosts`` (``_hosts``,
+        at least two)."""
         hosts = self._by_room_desc(cls, hosts)
         moves: list[Migration] = []
         while len(hosts) >= 2:
             src, progress = hosts[0], False
             for x in self._drain_items(cls, src):
-                dsts = [n for n in hosts if n != src and self._room(cls, n) >= 1]
-                if not dsts:
-                    break
                 if self.ties is None:
-                    dst = self._least_room(cls, dsts)
+                    dst = self._least_room(cls, hosts, src)
+                    if dst < 0:
+                        break
                 else:
+                    dsts = [n for n in hosts if n != src and self._room(cls, n) >= 1]
+                    if not dsts:
+                        break
                     least = min(self._room(cls, n) for n in dsts)
                     dst = pick(self.ties, f"Compact {cls}: argmin room destination",
                                sorted(n for n in dsts if self._room(cls, n) == least))
@@ -693,13 +702,16 @@ class Compass(AbsStore):
                 break
         return moves
 
-    def _least_room(self, cls: str, nodes: list[int]) -> int:
-        """The node of ``nodes`` with the least room, the lowest index among equal rooms
-        (``min`` by (room, node), without a key function per candidate)."""
+    def _least_room(self, cls: str, hosts: list[int], src: int) -> int:
+        """The destination of the next item from ``src``: the host other than ``src`` with the
+        least room ≥ 1, the lowest index among equal rooms (``min`` by (room, node) over the
+        destinations, in one pass without a key function); -1 when no host has room."""
         best, least = -1, -1
-        for n in nodes:
+        for n in hosts:
+            if n == src:
+                continue
             room = self._room(cls, n)
-            if best < 0 or room < least or room == least and n < best:
+            if room >= 1 and (best < 0 or room < least or room == least and n < best):
                 best, least = n, room
         return best
 
@@ -721,9 +733,11 @@ class Compass(AbsStore):
         """The source's class items in the order they move (C(src) is a set: with ties, each
         next item is a choice, one option per job for pool instances)."""
         items = self._class_items(cls, src)
-        if self.ties is None:
-            yield from items
-            return
+        # without ties the list itself (a copy, in node order), not a generator over it
+        return items if self.ties is None else self._chosen_items(cls, items)
+
+    def _chosen_items(self, cls: str, items: list[_Slot | _Unit]) -> Iterator[_Slot | _Unit]:
+        """``items`` one at a time, each next one a choice (``_drain_items`` under ties)."""
         while items:
             if cls == "pool":
                 units = [x for x in items if isinstance(x, _Unit)]
