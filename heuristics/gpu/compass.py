@@ -186,9 +186,13 @@ class Compass(AbsStore):
         try:
             return _applied(event())
         except OperatorFailure as e:
-            self.rollback()
-            self.trial()
-            return EventResult.failure(f"operator failure: {e}")
+            return self._undone(e)
+
+    def _undone(self, e: OperatorFailure) -> EventResult:
+        """A failed event inside a trial: what it changed undone at once, the trial going on."""
+        self.rollback()
+        self.trial()
+        return EventResult.failure(f"operator failure: {e}")
 
     def _arrive(self, job: Job) -> list[Migration]:
         moves: list[Migration] = []
@@ -232,7 +236,11 @@ class Compass(AbsStore):
         if self._log is not None:
             # inside a trial (the explorer's apply and undo, or ties being chosen) ``rollback``
             # restores whatever a failing departure leaves behind: it runs here, not on a copy
-            return self._failure_or(lambda: self._depart(job_id))
+            # (``_failure_or`` written out: no closure per departure)
+            try:
+                return _applied(self._depart(job_id))
+            except OperatorFailure as e:
+                return self._undone(e)
         if job[1] > 1 and self._may_strand_fillers(job_id):  # only a job of g ≥ 2 GPUs has slots, so fillers
             # A filler might find no destination: try on a copy so a failure changes nothing.
             try:
