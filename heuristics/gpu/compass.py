@@ -166,7 +166,7 @@ class Compass(AbsStore):
             check_job_shape(g, w, self.capacity)
         if jid in self.jobs:
             raise ValueError(f"job {jid} is already running")
-        room = self._admissible(g)
+        room = self._admissible(g, w)
         if room < w:
             return _new(EventResult, (_REFUSED, (), f"does not fit: room for {room} of {w} instances of g={g}"))
         if self.variant.filler_reserve and not self._keeps_reserve(job):
@@ -321,8 +321,11 @@ class Compass(AbsStore):
         return (self.variant.pool_first, node, self.slots[node].index(m.slot))
 
     # ----------------------------------------------------------------- admission
-    def _admissible(self, g: int) -> int:
-        """How many instances of ``g`` GPUs Place can install in sequence from this state.
+    def _admissible(self, g: int, need: int) -> int:
+        """How many instances of ``g`` GPUs Place can install in sequence from this state, exactly
+        when fewer than ``need``; otherwise some number ≥ ``need`` (the empty nodes are counted
+        first, and when they alone hold ``need`` the slotted nodes are not: an arrival only asks
+        whether its ``need`` instances fit, and most find room on empty nodes).
 
         Exact: a g ≥ 2 instance consumes w★(g) unprofiled GPUs of one node, a 1-GPU instance one
         vacancy / pool seat / empty-node seat, and fillers drawn from the pool free no seat a
@@ -331,7 +334,9 @@ class Compass(AbsStore):
         if g == 1:
             return self._unit_room()
         w = self.variant.width(g)
-        rooms = 0
+        rooms = self._empty.size(0) * (self.capacity // w)
+        if rooms >= need:
+            return rooms
         by_room = self._by_room._buckets
         for d in range(w, self.capacity):  # a loop over the buckets, not sum() of a generator: per arrival
             rooms += (d // w) * len(by_room[d])
@@ -339,7 +344,7 @@ class Compass(AbsStore):
             held = self._held_room._buckets
             for d in range(w, self.capacity):
                 rooms += (d // w) * len(held[d])
-        return rooms + self._empty.size(0) * (self.capacity // w)
+        return rooms
 
     def compact(self) -> tuple[Migration, ...]:
         """Compact alone (Appendix D.4 runs one level's Compact after the other level's event)."""
