@@ -389,13 +389,29 @@ class AbsStore:
 
     def _node_view(self, n: int) -> NodeView:
         # Built by tuple.__new__, not the NamedTuples' own __new__ (a Python-level function): the
-        # same values, a third of the cost, and this runs for every node an event touches. An
-        # empty part is (), not an empty comprehension (a call in pure Python): a flat node has
-        # a pool or slots, never both.
+        # same values, a third of the cost, and this runs for every node an event touches. Loops,
+        # not comprehensions (in CPython 3.11 each is a function call, here on lists of a few
+        # items); an empty part is (): a flat node has a pool or slots, never both.
         slots, pool = self.slots[n], self.pool[n]
-        slot_views = tuple([_new(_SLOT_VIEW, (s.width, s.job, s.g, tuple([f.job for f in s.fillers]) if s.fillers
-                                              else ())) for s in slots]) if slots else ()
-        return _new(_NODE_VIEW, (self.kind[n], tuple([u.job for u in pool]) if pool else (), slot_views))
+        slot_views: tuple[SlotView, ...] = ()
+        if slots:
+            views = []
+            for s in slots:
+                fillers: tuple[int, ...] = ()
+                if s.fillers:
+                    jobs = []
+                    for f in s.fillers:
+                        jobs.append(f.job)
+                    fillers = tuple(jobs)
+                views.append(_new(_SLOT_VIEW, (s.width, s.job, s.g, fillers)))
+            slot_views = tuple(views)
+        units: tuple[int, ...] = ()
+        if pool:
+            jobs = []
+            for u in pool:
+                jobs.append(u.job)
+            units = tuple(jobs)
+        return _new(_NODE_VIEW, (self.kind[n], units, slot_views))
 
     # ----------------------------------------------------------------- apply and undo (the explorer)
     # The explorer applies every event of a state to ONE scheduler built from that state
@@ -424,8 +440,10 @@ class AbsStore:
         log = self._log
         if log is None or n in log:
             return
-        slots = self.slots[n]
-        log[n] = (self.kind[n], list(self.pool[n]), [(s, list(s.fillers)) for s in slots] if slots else [])
+        saved: list[tuple[_Slot, list[_Unit]]] = []
+        for s in self.slots[n]:  # a loop, not a comprehension (a call in CPython 3.11: ``_node_view``)
+            saved.append((s, list(s.fillers)))
+        log[n] = (self.kind[n], list(self.pool[n]), saved)
 
     def view_after(self, view: AbsView) -> AbsView:
         """``abs_view()`` during a trial started from ``view`` (this scheduler's ``with_state(view)``,
@@ -461,11 +479,13 @@ class AbsStore:
             self.pool[n] = pool
             for u in pool:
                 u.node, u.slot = n, None
-            self.slots[n] = [sl for sl, _ in slots] if slots else []
+            restored: list[_Slot] = []
             for sl, fillers in slots:
+                restored.append(sl)
                 sl.node, sl.fillers = n, fillers
                 for f in fillers:
                     f.node, f.slot = n, sl
+            self.slots[n] = restored
             self._touch(n)
 
     def state_key(self) -> AbsView:

@@ -653,8 +653,12 @@ class Compass(AbsStore):
     def _class_items(self, cls: str, n: int) -> list[_Slot | _Unit]:
         if cls == "pool":
             return list(self.pool[n])
-        slots = self.slots[n]
-        return [s for s in slots if s.width == SLOT_CLASSES[cls]] if slots else []
+        items: list[_Slot | _Unit] = []
+        w = SLOT_CLASSES[cls]
+        for s in self.slots[n]:  # a loop, not a comprehension (a call in CPython 3.11): per Compact pass
+            if s.width == w:
+                items.append(s)
+        return items
 
     def _room(self, cls: str, n: int) -> int:
         """room_C(n) (reading 2): G − |P(n)| for the pool class (F(n): the same on a flat pool

@@ -260,8 +260,12 @@ def _parent_seen(parent: FlatState, ad: _Adapter) -> None:
     the last parent's (``canonical`` reads them from there while its parent stays the same: the
     explorer canonicalises a state's successors one after the other). Holding an entry past a
     memo clear is exact: an entry describes its node, and serials are never reused."""
-    entries = [_seen.get(nd) or _new_seen(nd, ad) for nd in parent.nodes]
-    _last_parent[0], _last_parent[1], _last_parent[2] = parent, entries, [s.serial for s in entries]
+    entries, serials = [], []
+    for nd in parent.nodes:  # loops, not comprehensions (in CPython 3.11 each is a function call)
+        entry = _seen.get(nd) or _new_seen(nd, ad)
+        entries.append(entry)
+        serials.append(entry.serial)
+    _last_parent[0], _last_parent[1], _last_parent[2] = parent, entries, serials
 
 
 def _remember(memo: dict, key: Any, value: Any) -> Any:
@@ -274,7 +278,10 @@ def _remember(memo: dict, key: Any, value: Any) -> Any:
 def _assembled(capacity: int, seen: list[_Seen], ad: _Adapter) -> FlatState:
     """``canonical_map(state)[0]`` from the memos, for the state of nodes ``seen``."""
     classes: list[_Class] = []
-    masks = tuple([s.jobs for s in seen])
+    jobs = []
+    for s in seen:  # a loop, not a comprehension (``_parent_seen``)
+        jobs.append(s.jobs)
+    masks = tuple(jobs)
     groups = _grouped.get(masks)
     if groups is None:
         groups = _remember(_grouped, masks, _groups(masks))
@@ -285,7 +292,10 @@ def _assembled(capacity: int, seen: list[_Seen], ad: _Adapter) -> FlatState:
             if cls is None:
                 cls = s.alone = _class_of([s], ad.write)
         else:
-            key = tuple([seen[i].serial for i in idx])
+            serials = []
+            for i in idx:
+                serials.append(seen[i].serial)
+            key = tuple(serials)
             found = _parts.get(key)
             cls = found if found is not None else _remember(_parts, key, _class_of([seen[i] for i in idx], ad.write))
         classes.append(cls)
@@ -347,7 +357,11 @@ def _normalised(part: list[_Seen]) -> tuple[_Normalised, list[tuple]]:
         kind, containers = s.node  # read by position, as below: a NamedTuple's attribute is a descriptor call
         for desc, anchor, members in containers:
             a = None if anchor is None else ids.setdefault(anchor, len(ids))
-            cs.append((desc, a, tuple(sorted([ids.setdefault(j, len(ids)) for j in members]))))
+            renamed = []
+            for j in members:  # in order: ids by first appearance (a loop, not a comprehension: ``_parent_seen``)
+                renamed.append(ids.setdefault(j, len(ids)))
+            renamed.sort()
+            cs.append((desc, a, tuple(renamed)))
         cs.sort()
         out.append((kind, tuple(cs)))
     return tuple(out), [s.base for s in ordered]

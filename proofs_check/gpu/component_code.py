@@ -23,14 +23,24 @@ PlainNode = tuple[str, tuple[PlainContainer, ...]]  # (kind, containers)
 Footprint = dict[int, list[tuple]]  # job -> its places, (node, container, role)
 
 
+# The two codes below run for every container of every candidate order: loops, not
+# comprehensions (in CPython 3.11 each comprehension is a function call, here over a few items).
 def container_code(c: PlainContainer, labels: dict[int, int]) -> tuple:
     desc, anchor, members = c
-    return (desc, -1 if anchor is None else labels[anchor], tuple(sorted([labels[j] for j in members])))
+    relabelled = []
+    for j in members:
+        relabelled.append(labels[j])
+    relabelled.sort()
+    return (desc, -1 if anchor is None else labels[anchor], tuple(relabelled))
 
 
 def node_code(node: PlainNode, labels: dict[int, int]) -> tuple:
     kind, containers = node
-    return (kind, tuple(sorted([container_code(c, labels) for c in containers])))
+    codes = []
+    for c in containers:
+        codes.append(container_code(c, labels))
+    codes.sort()
+    return (kind, tuple(codes))
 
 
 def node_base(node: PlainNode) -> tuple:

@@ -40,7 +40,10 @@ def pack(state: FlatState) -> bytes:
             # their nodes (the canonical form keeps one object per node value): remembered per node
             segs = _SEGS
             nodes = state.nodes
-            return bytes((state.capacity, _ABS, len(nodes))) + b"".join([segs.get(nd) or _seg(nd) for nd in nodes])
+            parts = [bytes((state.capacity, _ABS, len(nodes)))]
+            for nd in nodes:  # a loop, not a comprehension (in CPython 3.11 a function call)
+                parts.append(segs.get(nd) or _seg(nd))
+            return b"".join(parts)
         out = [state.capacity, _PLACEMENT, len(state.nodes)]
         for node in state.nodes:
             out.append(len(node))

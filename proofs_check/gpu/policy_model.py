@@ -140,8 +140,11 @@ class PolicyModel:
 
     def actions(self, s: FlatState) -> Sequence[Event]:
         running = self._running(s)
-        # every instance of a running job holds g GPUs: one walk of the state, not a second for the free GPUs
-        free = self.size * self.capacity - sum([j.g * j.w for j in running.values()])
+        # every instance of a running job holds g GPUs: one walk of the state, not a second for the
+        # free GPUs (a loop, not sum() of a comprehension: a function call in CPython 3.11)
+        free = self.size * self.capacity
+        for _, g, w in running.values():
+            free -= g * w
         e = self.events
         events = job_events(running, free, e.demands, e.max_jobs, e.max_w)
         return self._every_tie(s, events) if e.all_ties else events
