@@ -128,7 +128,7 @@ def _searched(nodes: list[PlainNode], ranks: list[int], colour: dict[int, tuple]
             for unit in unit_order:
                 for j in unit:
                     labels[j] = len(labels)
-            code = tuple([node_code(nodes[n], labels) for n in node_order])
+            code = _code(nodes, node_order, labels)
             if best is None or code < best:
                 best, best_order, best_labels = code, list(node_order), labels
     assert best is not None
@@ -143,7 +143,15 @@ def _discrete(nodes: list[PlainNode], node_keys: list[tuple], colour: dict[int, 
     colour), so every candidate order gives one code and the first one, ascending, is the result."""
     order = sorted(range(len(nodes)), key=node_keys.__getitem__)
     labels = {j: i for i, j in enumerate(sorted(colour, key=colour.__getitem__))}
-    return tuple([node_code(nodes[n], labels) for n in order]), order, labels
+    return _code(nodes, order, labels), order, labels
+
+
+def _code(nodes: list[PlainNode], order: list[int], labels: dict[int, int]) -> tuple:
+    """The encoding of ``nodes`` in ``order`` with job ``labels``."""
+    codes = []
+    for n in order:  # a loop, not a comprehension (``container_code``): once per candidate order
+        codes.append(node_code(nodes[n], labels))
+    return tuple(codes)
 
 
 def _two_sizes(g: int, other: int) -> ValueError:
@@ -168,6 +176,12 @@ def _first_appearance(nodes: list[PlainNode], node_order: list[int]) -> dict[int
 
 def _refined_key(node: PlainNode, rank: int, colour: dict[int, tuple]) -> tuple:
     """A node's key: its signature's rank (``_ranks``), then each container's jobs by colour."""
-    return (rank, tuple(sorted([
-        (desc, None if anchor is None else colour[anchor], tuple(sorted([colour[j] for j in members])))
-        for desc, anchor, members in node[1]])))
+    keys = []
+    for desc, anchor, members in node[1]:  # loops, not comprehensions (``container_code``)
+        colours = []
+        for j in members:
+            colours.append(colour[j])
+        colours.sort()
+        keys.append((desc, None if anchor is None else colour[anchor], tuple(colours)))
+    keys.sort()
+    return (rank, tuple(keys))
