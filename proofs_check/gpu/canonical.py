@@ -44,8 +44,7 @@ from typing import Any, Callable, Final, Iterable, NamedTuple, Sequence
 
 from heuristics.gpu.abs_space import AbsView, NodeView, SlotView
 from heuristics.gpu.cluster import Instance, Placement
-from proofs_check.gpu.component_code import (Desc, PlainContainer, PlainNode, component_code, container_code,
-                                              container_shape, node_base)
+from proofs_check.gpu.component_code import Desc, PlainNode, component_code, container_shape, node_base, node_code
 
 
 class _Container(NamedTuple):
@@ -145,16 +144,17 @@ def _abs_read(nd: NodeView) -> _Node:
 # The writers read a node by position: a class keeps its nodes as the plain tuples of its
 # normalised key (``_class_of``), which that memo holds anyway, not as a _Node / _Container copy.
 def _abs_node(node: PlainNode, labels: dict[int, int]) -> NodeView:
+    # the node's code is its containers relabelled, members sorted, in code order: the output's
+    # order, and each container as it is written
+    kind, codes = node_code(node, labels)
     pool: tuple[int, ...] = ()
     slots = []
-    for desc, anchor, members in _sorted_containers(node, labels):
-        relabelled = tuple(sorted([labels[j] for j in members]))
+    for desc, anchor, members in codes:
         if desc[0] == "P":
-            pool = relabelled
+            pool = members
         else:
-            assert anchor is not None  # every slot container has its anchor
-            slots.append(_new(_SLOT_VIEW, (desc[1], labels[anchor], desc[2], relabelled)))
-    return _new(_NODE_VIEW, (node[0], pool, tuple(slots)))
+            slots.append(_new(_SLOT_VIEW, (desc[1], anchor, desc[2], members)))
+    return _new(_NODE_VIEW, (kind, pool, tuple(slots)))
 
 
 def _placement_read(insts: tuple[Instance, ...]) -> _Node:
@@ -371,10 +371,6 @@ _BASE: Final = attrgetter("base")
 
 
 # ----------------------------------------------------------------------------- the algorithm
-def _sorted_containers(node: PlainNode, labels: dict[int, int]) -> list[PlainContainer]:
-    return sorted(node[1], key=lambda c: container_code(c, labels))
-
-
 def _components(nodes: list[_Node]) -> list[list[int]]:
     """Node indices grouped by connectivity through shared jobs."""
     return _groups([job_mask(_jobs_of(node)) for node in nodes])
