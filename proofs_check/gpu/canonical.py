@@ -350,9 +350,10 @@ def _normalised(part: list[_Seen]) -> tuple[_Normalised, list[tuple]]:
     nodes' id-free signatures in that order. Plain tuples, not ``_Node`` / ``_Container``: equal
     to those and hashed alike, without a NamedTuple built per container (most keys hit the memo)."""
     ids: dict[int, int] = {}
-    out = []
+    out, bases = [], []
     ordered = sorted(part, key=_BASE) if len(part) > 1 else part
     for s in ordered:
+        bases.append(s.base)
         cs = []
         kind, containers = s.node  # read by position, as below: a NamedTuple's attribute is a descriptor call
         for desc, anchor, members in containers:
@@ -364,7 +365,7 @@ def _normalised(part: list[_Seen]) -> tuple[_Normalised, list[tuple]]:
             cs.append((desc, a, tuple(renamed)))
         cs.sort()
         out.append((kind, tuple(cs)))
-    return tuple(out), [s.base for s in ordered]
+    return tuple(out), bases
 
 
 _BASE: Final = attrgetter("base")
