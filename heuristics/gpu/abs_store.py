@@ -149,12 +149,12 @@ class _MinIndex:
     def set(self, n: int, k: int) -> None:
         """Record ``k`` (a key, or ``OFF``) as node ``n``'s current key (``AbsStore._touch``
         derives the keys)."""
-        cur = self._cur
-        old = cur[n]
-        if old == k:
-            return
+        # no test of an unchanged key: its one caller compares first, and the same key again
+        # would only take the node out of its bucket and put it back
         if k < OFF:  # a list index: a negative key would name another bucket
             raise ValueError(f"node {n}: negative index key {k}")
+        cur = self._cur
+        old = cur[n]
         cur[n] = k
         buckets = self._buckets
         if old >= 0:
