@@ -153,6 +153,7 @@ def _abs_node(node: PlainNode, labels: dict[int, int]) -> NodeView:
         if desc[0] == "P":
             pool = members
         else:
+            assert anchor >= 0  # every slot container has its anchor (``container_code``: -1 for none)
             slots.append(_new(_SLOT_VIEW, (desc[1], anchor, desc[2], members)))
     return _new(_NODE_VIEW, (kind, pool, tuple(slots)))
 
